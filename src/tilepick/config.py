@@ -1,0 +1,119 @@
+"""Kernel configs and the config space of every family, declared once.
+
+A config's ``id`` is the one name of a kernel variant everywhere: datasets, models, predictions,
+the perf-db and logs. Its format, ``<family>.m<BM>n<BN>k<BK>.g<G>.w<W>.s<S>[.sk<SK>]`` (for
+example ``gemm.tma_persistent.m128n256k64.g8.w8.s3``) or the bare family name for vendor
+libraries (``gemm.cublas``), round-trips through :meth:`KernelConfig.from_id`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+# family name -> short description. The family is the first part of every config id.
+FAMILIES = {
+    "gemm.ptr": "masked pointer kernel, any strides and layouts, grouped tile order, "
+                "16-byte vector hints where the leading dimensions allow",
+    "gemm.tma": "Hopper TMA kernel (tensor descriptors), one program per output tile",
+    "gemm.tma_persistent": "Hopper TMA kernel, persistent grid of one program per SM",
+    "gemm.splitk": "split-K pointer kernel, deterministic: fp32 workspace + reduction pass",
+    "gemm.splitk_atomic": "split-K pointer kernel, fp32 atomics into a zeroed workspace + cast",
+    "gemm.cublas": "cuBLAS through torch (mm / bmm / _scaled_mm)",
+}
+VENDOR_FAMILIES = ("gemm.cublas",)
+
+# The config space of each Triton family, declared once. Validity for a given problem and GPU
+# (shared memory, registers, alignment, TMA rules) is the solver's business.
+_TILE = (16, 32, 64, 128, 256)
+SPACES: dict[str, dict[str, tuple]] = {
+    "gemm.ptr": dict(block_m=_TILE, block_n=_TILE, block_k=(32, 64, 128, 256),
+                     group_m=(1, 8), num_warps=(4, 8), num_stages=(2, 3, 4, 5), split_k=(1,)),
+    "gemm.tma": dict(block_m=(64, 128, 256), block_n=(32, 64, 128, 256), block_k=(32, 64, 128),
+                     group_m=(1, 8), num_warps=(4, 8), num_stages=(2, 3, 4, 5, 6), split_k=(1,)),
+    "gemm.tma_persistent": dict(block_m=(64, 128, 256), block_n=(32, 64, 128, 256),
+                                block_k=(32, 64, 128), group_m=(8,), num_warps=(4, 8),
+                                num_stages=(2, 3, 4, 5, 6), split_k=(1,)),
+    "gemm.splitk": dict(block_m=(16, 32, 64, 128), block_n=(32, 64, 128, 256),
+                        block_k=(64, 128, 256), group_m=(8,), num_warps=(4, 8),
+                        num_stages=(2, 3, 4, 5), split_k=(2, 3, 4, 8, 16)),
+    "gemm.splitk_atomic": dict(block_m=(16, 32, 64, 128), block_n=(32, 64, 128, 256),
+                               block_k=(64, 128, 256), group_m=(8,), num_warps=(4, 8),
+                               num_stages=(2, 3, 4, 5), split_k=(2, 3, 4, 8, 16)),
+}
+PARAM_NAMES = ("block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages", "split_k")
+
+
+class ConfigError(ValueError):
+    """A config id or parameter set that does not name a kernel of a known family."""
+
+
+@dataclass(frozen=True, order=True)
+class KernelConfig:
+    family: str
+    block_m: int = 0
+    block_n: int = 0
+    block_k: int = 0
+    group_m: int = 0
+    num_warps: int = 0
+    num_stages: int = 0
+    split_k: int = 1
+
+    def __post_init__(self):
+        if self.family not in FAMILIES:
+            raise ConfigError(f"unknown kernel family {self.family!r}: known {sorted(FAMILIES)}")
+        if self.is_vendor:
+            if any(getattr(self, p) not in (0, 1) for p in PARAM_NAMES):
+                raise ConfigError(f"vendor family {self.family} takes no parameters")
+            return
+        for p in PARAM_NAMES:
+            if getattr(self, p) <= 0:
+                raise ConfigError(f"{self.family}: {p} must be > 0")
+        if ("splitk" in self.family) != (self.split_k > 1):
+            raise ConfigError(f"{self.family}: split_k={self.split_k} does not fit the family")
+
+    @property
+    def is_vendor(self) -> bool:
+        return self.family in VENDOR_FAMILIES
+
+    @property
+    def id(self) -> str:
+        if self.is_vendor:
+            return self.family
+        s = (f"{self.family}.m{self.block_m}n{self.block_n}k{self.block_k}"
+             f".g{self.group_m}.w{self.num_warps}.s{self.num_stages}")
+        return s + (f".sk{self.split_k}" if self.split_k > 1 else "")
+
+    def __str__(self) -> str:
+        return self.id
+
+    @property
+    def params(self) -> dict:
+        if self.is_vendor:
+            return {}
+        return {p: getattr(self, p) for p in PARAM_NAMES}
+
+    _ID_RE = re.compile(r"^(?P<fam>[a-z0-9_.]+?)\.m(?P<bm>\d+)n(?P<bn>\d+)k(?P<bk>\d+)"
+                        r"\.g(?P<g>\d+)\.w(?P<w>\d+)\.s(?P<s>\d+)(?:\.sk(?P<sk>\d+))?$")
+
+    @classmethod
+    def from_id(cls, config_id: str) -> "KernelConfig":
+        if config_id in VENDOR_FAMILIES:
+            return cls(config_id)
+        m = cls._ID_RE.match(config_id)
+        if not m:
+            raise ConfigError(f"not a kernel config id: {config_id!r} "
+                              "(expected e.g. gemm.ptr.m128n128k64.g8.w4.s3)")
+        g = m.groupdict()
+        return cls(g["fam"], int(g["bm"]), int(g["bn"]), int(g["bk"]), int(g["g"]), int(g["w"]),
+                   int(g["s"]), int(g["sk"] or 1))
+
+
+def space(family: str) -> list[KernelConfig]:
+    """Every config the family declares (before the per-problem validity rules)."""
+    if family in VENDOR_FAMILIES:
+        return [KernelConfig(family)]
+    grid = SPACES[family]
+    return [KernelConfig(family, **dict(zip(PARAM_NAMES, values)))
+            for values in itertools.product(*(grid[p] for p in PARAM_NAMES))]

@@ -1,0 +1,131 @@
+"""Masked pointer GEMM: any shape, any strides, all four layouts, optional split-K.
+
+Sizes and strides are run-time arguments that Triton must not specialise on (one compiled
+binary serves every shape of a specialisation class); the alignment facts that make 16-byte
+vector loads legal are passed as constexpr hints (VEC_*) computed by the solver from the
+problem, so a bf16 K=1000 GEMM (8-element aligned, not 16) still gets vector loads.
+
+SPLIT_MODE: 0 = no split (write C), 1 = deterministic split-K (each split writes its own fp32
+workspace slice; ``splitk_reduce`` sums them), 2 = atomic split-K (fp32 atomics into a zeroed
+workspace; ``splitk_reduce`` with one slice casts it).
+"""
+
+import triton
+import triton.language as tl
+
+from tilepick.kernels.common import grouped_tile, scale_epilogue
+
+_RUNTIME_INTS = ["M", "N", "K", "stride_ab", "stride_am", "stride_ak", "stride_bb", "stride_bk",
+                 "stride_bn", "stride_cb", "stride_cm", "stride_cn"]
+
+
+@triton.jit(do_not_specialize=_RUNTIME_INTS)
+def gemm_ptr_kernel(
+    a_ptr, b_ptr, c_ptr, ws_ptr, scale_a_ptr, scale_b_ptr,
+    M, N, K,
+    stride_ab, stride_am, stride_ak,
+    stride_bb, stride_bk, stride_bn,
+    stride_cb, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr, SPLIT_MODE: tl.constexpr,
+    A_ROW: tl.constexpr, B_ROW: tl.constexpr,
+    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_C: tl.constexpr, VEC_K: tl.constexpr,
+    EVEN_K: tl.constexpr, HAS_SCALE: tl.constexpr, PRECISION: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    pid_k = tl.program_id(1)
+    bid = tl.program_id(2).to(tl.int64)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    pid_m, pid_n = grouped_tile(pid, num_pid_m, num_pid_n, GROUP_M)
+
+    if VEC_K > 1:
+        K = tl.multiple_of(K, VEC_K)
+    # Contiguous operand dimensions use the literal stride 1; leading dims get their hints.
+    if A_ROW:
+        stride_ak = 1
+        if VEC_A > 1:
+            stride_am = tl.multiple_of(stride_am, VEC_A)
+    else:
+        stride_am = 1
+        if VEC_A > 1:
+            stride_ak = tl.multiple_of(stride_ak, VEC_A)
+    if B_ROW:
+        stride_bn = 1
+        if VEC_B > 1:
+            stride_bk = tl.multiple_of(stride_bk, VEC_B)
+    else:
+        stride_bk = 1
+        if VEC_B > 1:
+            stride_bn = tl.multiple_of(stride_bn, VEC_B)
+
+    # Rows/cols past the edge wrap (mod M / N) so loads need no mask on M and N; their results
+    # are never stored. Wrapping keeps VEC-sized runs contiguous because M (N) is a multiple
+    # of VEC whenever the hint is given.
+    rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    if not A_ROW and VEC_A > 1:
+        rm = tl.max_contiguous(tl.multiple_of(rm, VEC_A), VEC_A)
+    if B_ROW and VEC_B > 1:
+        rn = tl.max_contiguous(tl.multiple_of(rn, VEC_B), VEC_B)
+
+    k_per_split = tl.cdiv(tl.cdiv(K, BLOCK_K), SPLIT_K) * BLOCK_K
+    k_start = pid_k * k_per_split
+    k_len = tl.minimum(K - k_start, k_per_split)
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = (a_ptr + bid * stride_ab + rm[:, None] * stride_am
+              + (k_start + rk)[None, :] * stride_ak)
+    b_ptrs = (b_ptr + bid * stride_bb + (k_start + rk)[:, None] * stride_bk
+              + rn[None, :] * stride_bn)
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for ki in range(0, tl.cdiv(k_len, BLOCK_K)):
+        if EVEN_K:
+            a = tl.load(a_ptrs)
+            b = tl.load(b_ptrs)
+        else:
+            k_rem = k_len - ki * BLOCK_K
+            a = tl.load(a_ptrs, mask=rk[None, :] < k_rem, other=0.0)
+            b = tl.load(b_ptrs, mask=rk[:, None] < k_rem, other=0.0)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+
+    om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (om[:, None] < M) & (on[None, :] < N)
+    if SPLIT_MODE == 0:
+        acc = scale_epilogue(acc, scale_a_ptr, scale_b_ptr, HAS_SCALE)
+        if VEC_C > 1:
+            stride_cm = tl.multiple_of(stride_cm, VEC_C)
+        c_ptrs = c_ptr + bid * stride_cb + om[:, None] * stride_cm + on[None, :]
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+    else:
+        # fp32 workspace laid out [SPLIT_K (mode 1) or 1 (mode 2), batch, M, N], contiguous.
+        nb = tl.num_programs(2).to(tl.int64)
+        slice_id = pid_k.to(tl.int64) if SPLIT_MODE == 1 else 0
+        w_ptrs = ws_ptr + ((slice_id * nb + bid) * M * N) + om[:, None] * N + on[None, :]
+        if SPLIT_MODE == 1:
+            tl.store(w_ptrs, acc, mask=mask)
+        else:
+            tl.atomic_add(w_ptrs, acc, mask=mask, sem="relaxed")
+
+
+@triton.jit(do_not_specialize=["M", "N", "stride_cb", "stride_cm", "total"])
+def splitk_reduce_kernel(ws_ptr, c_ptr, scale_a_ptr, scale_b_ptr, M, N, stride_cb, stride_cm,
+                         total, SLICES: tl.constexpr, BLOCK: tl.constexpr,
+                         HAS_SCALE: tl.constexpr):
+    """Sum SLICES fp32 slices of [batch, M, N] (in a fixed order: deterministic), scale, cast."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < total
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for s in tl.static_range(SLICES):
+        acc += tl.load(ws_ptr + s * total + offs, mask=mask, other=0.0)
+    acc = scale_epilogue(acc, scale_a_ptr, scale_b_ptr, HAS_SCALE)
+    mn = M * N
+    b = offs // mn
+    r = offs % mn
+    row = r // N
+    col = r % N
+    tl.store(c_ptr + b * stride_cb + row * stride_cm + col, acc.to(c_ptr.dtype.element_ty),
+             mask=mask)

@@ -1,0 +1,69 @@
+"""Hopper TMA GEMM through host-side tensor descriptors: one program per tile, or persistent.
+
+Operands are 3-D descriptors [batch, rows, cols] whose last dimension is the contiguous one,
+so every layout is a descriptor plus an in-register transpose; out-of-bounds boxes read zeros
+and stores are clipped by the copy engine, so no masks are needed. Applicable only when every
+stride is a multiple of 16 bytes and the base pointers are 16-byte aligned.
+"""
+
+import triton
+import triton.language as tl
+
+from tilepick.kernels.common import grouped_tile, scale_epilogue
+
+
+@triton.jit
+def _tile_product(a_desc, b_desc, bid, off_m, off_n, K, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_ROW: tl.constexpr,
+                  B_ROW: tl.constexpr, PRECISION: tl.constexpr):
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for ki in range(0, tl.cdiv(K, BLOCK_K)):
+        off_k = ki * BLOCK_K
+        if A_ROW:
+            a = a_desc.load([bid, off_m, off_k]).reshape(BLOCK_M, BLOCK_K)
+        else:
+            a = a_desc.load([bid, off_k, off_m]).reshape(BLOCK_K, BLOCK_M).T
+        if B_ROW:
+            b = b_desc.load([bid, off_k, off_n]).reshape(BLOCK_K, BLOCK_N)
+        else:
+            b = b_desc.load([bid, off_n, off_k]).reshape(BLOCK_N, BLOCK_K).T
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+    return acc
+
+
+@triton.jit(do_not_specialize=["M", "N", "K"])
+def gemm_tma_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, M, N, K,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                    GROUP_M: tl.constexpr, A_ROW: tl.constexpr, B_ROW: tl.constexpr,
+                    HAS_SCALE: tl.constexpr, PRECISION: tl.constexpr):
+    pid = tl.program_id(0)
+    bid = tl.program_id(2)
+    pid_m, pid_n = grouped_tile(pid, tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    acc = _tile_product(a_desc, b_desc, bid, off_m, off_n, K, BLOCK_M, BLOCK_N, BLOCK_K,
+                        A_ROW, B_ROW, PRECISION)
+    acc = scale_epilogue(acc, scale_a_ptr, scale_b_ptr, HAS_SCALE)
+    c_desc.store([bid, off_m, off_n], acc.to(c_desc.dtype).reshape(1, BLOCK_M, BLOCK_N))
+
+
+@triton.jit(do_not_specialize=["M", "N", "K", "BATCH", "NUM_PROGRAMS"])
+def gemm_tma_persistent_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, M, N, K, BATCH,
+                               NUM_PROGRAMS, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                               BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, A_ROW: tl.constexpr,
+                               B_ROW: tl.constexpr, HAS_SCALE: tl.constexpr,
+                               PRECISION: tl.constexpr):
+    start = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    tiles_per_batch = num_pid_m * num_pid_n
+    total = tiles_per_batch * BATCH
+    for tile in range(start, total, NUM_PROGRAMS):
+        bid = tile // tiles_per_batch
+        pid_m, pid_n = grouped_tile(tile % tiles_per_batch, num_pid_m, num_pid_n, GROUP_M)
+        off_m = pid_m * BLOCK_M
+        off_n = pid_n * BLOCK_N
+        acc = _tile_product(a_desc, b_desc, bid, off_m, off_n, K, BLOCK_M, BLOCK_N, BLOCK_K,
+                            A_ROW, B_ROW, PRECISION)
+        acc = scale_epilogue(acc, scale_a_ptr, scale_b_ptr, HAS_SCALE)
+        c_desc.store([bid, off_m, off_n], acc.to(c_desc.dtype).reshape(1, BLOCK_M, BLOCK_N))

@@ -1,0 +1,62 @@
+"""Where kernels run: the GPU, or the CPU through Triton's interpreter.
+
+``TRITON_INTERPRET=1`` must be set before triton is imported; :func:`interpreting` reads it.
+The interpreter of the Triton releases we test with computes ``tl.dot`` on bf16 operands
+from their raw uint16 bits (garbage results, while fp16/fp32 are right); :func:`patch_interpreter`
+upcasts bf16 dot operands to fp32 first so bf16 kernels can be checked on the CPU too.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+_patched = False
+
+
+def patch_interpreter() -> None:
+    """Fix bf16 ``tl.dot`` in Triton's interpreter (no effect when not interpreting)."""
+    global _patched
+    if _patched or not interpreting():
+        return
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as itp
+
+    original = itp.InterpreterBuilder.create_dot
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        if a.dtype.scalar == tl.bfloat16 or b.dtype.scalar == tl.bfloat16:
+            def up(h):
+                if h.dtype.scalar != tl.bfloat16:
+                    return h.data.astype(np.float32)
+                return itp._convert_float(h.data, tl.bfloat16, tl.float32, None).view(np.float32)
+            out = np.matmul(up(a), up(b)).astype(d.data.dtype) + d.data
+            return itp.TensorHandle(out, d.dtype.scalar)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    itp.InterpreterBuilder.create_dot = create_dot
+    _patched = True
+
+
+def device_for_kernels() -> str:
+    """'cuda' when kernels run on a GPU, 'cpu' under the interpreter."""
+    return "cpu" if interpreting() else "cuda"
+
+
+def require_device(tensor, what: str = "tensor") -> None:
+    """Refuse tensors that cannot reach the kernel: CPU tensors without the interpreter."""
+    if tensor.device.type == "cuda":
+        if interpreting():
+            raise RuntimeError(f"{what} is on {tensor.device} but TRITON_INTERPRET=1 runs kernels "
+                               "on the CPU; move it to the CPU or unset TRITON_INTERPRET")
+        return
+    if tensor.device.type == "cpu" and not interpreting():
+        raise RuntimeError(f"{what} is on the CPU: Triton kernels need CUDA tensors "
+                           "(or TRITON_INTERPRET=1 to run them on the CPU through the interpreter)")
+    if tensor.device.type not in ("cpu", "cuda"):
+        raise RuntimeError(f"{what} is on unsupported device {tensor.device}")

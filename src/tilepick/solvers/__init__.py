@@ -1,0 +1,45 @@
+"""The solver registry: every candidate family tilepick can run, and lookups over them."""
+
+from __future__ import annotations
+
+from tilepick.config import KernelConfig
+from tilepick.hardware import HardwareProfile, current
+from tilepick.problem import GemmProblem
+from tilepick.solvers.base import ConfigInvalidError, NotApplicableError, Solver
+from tilepick.solvers.cublas import CublasSolver
+from tilepick.solvers.triton_gemm import (PointerSolver, SplitKAtomicSolver, SplitKSolver,
+                                          TmaPersistentSolver, TmaSolver)
+
+SOLVERS: dict[str, Solver] = {s.family: s for s in (
+    PointerSolver(), TmaSolver(), TmaPersistentSolver(), SplitKSolver(), SplitKAtomicSolver(),
+    CublasSolver())}
+
+__all__ = ["SOLVERS", "Solver", "solver_for", "applicable_configs", "NotApplicableError",
+           "ConfigInvalidError", "launch"]
+
+
+def solver_for(config: KernelConfig | str) -> Solver:
+    family = config.family if isinstance(config, KernelConfig) else KernelConfig.from_id(config).family
+    return SOLVERS[family]
+
+
+def applicable_configs(problem: GemmProblem, hw: HardwareProfile | None = None,
+                       families: list[str] | None = None) -> list[KernelConfig]:
+    """Every valid candidate for the problem, cuBLAS included, in a stable order."""
+    hw = hw or current()
+    out: list[KernelConfig] = []
+    for fam, solver in SOLVERS.items():
+        if families is None or fam in families:
+            out.extend(solver.configs(problem, hw))
+    return out
+
+
+def launch(problem: GemmProblem, config: KernelConfig | str, a, b, out, scale_a=None,
+           scale_b=None, hw: HardwareProfile | None = None, check: bool = True):
+    """Run one config; raises NotApplicableError / ConfigInvalidError with the reason."""
+    if isinstance(config, str):
+        config = KernelConfig.from_id(config)
+    solver = SOLVERS[config.family]
+    if check:
+        solver.check(problem, config, hw)
+    return solver.launch(problem, config, a, b, out, scale_a, scale_b)

@@ -1,0 +1,85 @@
+"""The solver interface (MIOpen's Solver/Solution model, in Python).
+
+A solver serves one kernel family. It knows which problems it can serve, which of its family's
+configs are valid for a problem on a GPU, how much workspace a config needs, and how to launch.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from tilepick import config as cfg
+from tilepick.config import KernelConfig
+from tilepick.hardware import HardwareProfile, current
+from tilepick.problem import GemmProblem
+
+
+class NotApplicableError(ValueError):
+    """The solver or config cannot serve the problem; the message says why."""
+
+
+class ConfigInvalidError(RuntimeError):
+    """The config failed to compile or launch for this problem (out of resources and the like).
+
+    Callers treat it as an invalid candidate and move on; it never means a wrong answer.
+    """
+
+
+class Solver(ABC):
+    family: str
+    op: str = "gemm"
+
+    @abstractmethod
+    def not_applicable_reason(self, problem: GemmProblem, hw: HardwareProfile) -> str | None:
+        """None if the solver can serve the problem, else a human-readable reason."""
+
+    def config_invalid_reason(self, problem: GemmProblem, config: KernelConfig,
+                              hw: HardwareProfile) -> str | None:
+        """None if the config is valid for the problem on this GPU, else why not."""
+        return None
+
+    @abstractmethod
+    def launch(self, problem: GemmProblem, config: KernelConfig, a, b, out,
+               scale_a=None, scale_b=None):
+        """Compute ``out = a @ b`` (scaled for fp8); returns ``out``."""
+
+    def workspace(self, problem: GemmProblem, config: KernelConfig) -> int:
+        """Extra device memory the config needs, in bytes."""
+        return 0
+
+    # -- derived ------------------------------------------------------------------------------
+    def is_applicable(self, problem: GemmProblem, hw: HardwareProfile | None = None) -> bool:
+        return self.not_applicable_reason(problem, hw or current()) is None
+
+    def configs(self, problem: GemmProblem, hw: HardwareProfile | None = None) -> list[KernelConfig]:
+        """The valid configs of this family for the problem (empty if not applicable)."""
+        hw = hw or current()
+        if self.not_applicable_reason(problem, hw) is not None:
+            return []
+        return [c for c in cfg.space(self.family)
+                if self.config_invalid_reason(problem, c, hw) is None]
+
+    def check(self, problem: GemmProblem, config: KernelConfig,
+              hw: HardwareProfile | None = None) -> None:
+        """Raise NotApplicableError naming why ``config`` cannot serve ``problem``."""
+        hw = hw or current()
+        if config.family != self.family:
+            raise NotApplicableError(f"config {config.id} is not of family {self.family}")
+        why = self.not_applicable_reason(problem, hw)
+        if why is None:
+            why = self.config_invalid_reason(problem, config, hw)
+        if why is not None:
+            raise NotApplicableError(f"{config.id} is not applicable to {problem.key()}: {why}")
+
+    def default_config(self, problem: GemmProblem,
+                       hw: HardwareProfile | None = None) -> KernelConfig | None:
+        """A reasonable config without a model: the valid one closest to a 128x128x64 tile."""
+        configs = self.configs(problem, hw)
+        if not configs:
+            return None
+
+        def distance(c: KernelConfig):
+            return (abs(c.block_m - min(128, c.block_m if problem.m < 128 else 128)),
+                    abs(c.block_n - 128), abs(c.block_k - 64), abs(c.num_stages - 3),
+                    c.num_warps, c.split_k, c.id)
+        return min(configs, key=distance)

@@ -1,0 +1,236 @@
+"""Solvers for the Triton GEMM families: validity rules, launch plans and launches.
+
+A launch plan (grid + constexpr specialisation) depends only on (problem, config), so it is
+computed once and cached: a repeated shape pays for a dictionary lookup, not for the rules.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from tilepick.config import KernelConfig
+from tilepick.hardware import HardwareProfile, current
+from tilepick.problem import DType, GemmProblem, cdiv, next_pow2
+from tilepick.runtime import patch_interpreter
+from tilepick.solvers.base import ConfigInvalidError, Solver
+
+# fp32 accumulator registers one thread may hold before the compiler spills (255 is the hard
+# cap per thread; operands, addresses and the pipeline need the rest).
+MAX_ACC_REGS_PER_THREAD = 128
+# int32 offsets inside one matrix: larger matrices go to cuBLAS.
+MAX_MATRIX_ELEMS = 2**31 - 1
+
+
+def _as3d(t):
+    return t if t.dim() == 3 else t.unsqueeze(0)
+
+
+def _precision(problem: GemmProblem) -> str:
+    return "ieee" if problem.dtype is DType.FP32 and not problem.tf32 else "tf32"
+
+
+def _compile_failure(exc: Exception) -> bool:
+    """Errors that mean 'this config cannot be built or run for this problem'."""
+    name = type(exc).__name__
+    return name in ("OutOfResources", "CompilationError", "PTXASError", "CompileTimeAssertionFailure",
+                    "MLIRCompilationError") or "out of resource" in str(exc).lower()
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    grid: tuple
+    constexprs: tuple  # sorted (name, value) pairs: hashable, and the compile-cache identity
+
+    @property
+    def kwargs(self) -> dict:
+        return dict(self.constexprs)
+
+
+class TritonGemmSolver(Solver):
+    """Rules shared by every Triton family."""
+
+    min_block_m = 16
+    min_block_n = 16
+    uses_tma = False
+
+    def not_applicable_reason(self, problem: GemmProblem, hw: HardwareProfile) -> str | None:
+        p = problem
+        for name, rows, cols in (("A", p.m, p.k), ("B", p.k, p.n), ("C", p.m, p.n)):
+            if rows * cols > MAX_MATRIX_ELEMS:
+                return f"{name} has {rows * cols} elements per matrix, above the int32 offset limit"
+        return None
+
+    def smem_bytes(self, problem: GemmProblem, c: KernelConfig) -> int:
+        return c.num_stages * (c.block_m + c.block_n) * c.block_k * problem.dtype.itemsize
+
+    def config_invalid_reason(self, problem: GemmProblem, c: KernelConfig,
+                              hw: HardwareProfile) -> str | None:
+        p = problem
+        smem = self.smem_bytes(p, c)
+        if smem > hw.smem_per_block:
+            return f"needs {smem} B of shared memory, the GPU allows {hw.smem_per_block} B per block"
+        regs = c.block_m * c.block_n // (32 * c.num_warps)
+        if regs > MAX_ACC_REGS_PER_THREAD:
+            return (f"accumulator needs {regs} registers per thread "
+                    f"(> {MAX_ACC_REGS_PER_THREAD}; it would spill)")
+        if c.num_warps >= 8 and c.block_m * c.block_n < 64 * 64:
+            return f"a {c.block_m}x{c.block_n} tile gives 8 warps too little work"
+        if c.block_m > max(self.min_block_m, next_pow2(p.m)):
+            return f"block_m={c.block_m} is larger than M={p.m} needs"
+        if c.block_n > max(self.min_block_n, next_pow2(p.n)):
+            return f"block_n={c.block_n} is larger than N={p.n} needs"
+        if c.block_k > max(32, next_pow2(p.k)):
+            return f"block_k={c.block_k} is larger than K={p.k} needs"
+        if c.split_k > 1 and cdiv(p.k, c.block_k) < c.split_k:
+            return f"split_k={c.split_k} leaves splits empty: K={p.k} has {cdiv(p.k, c.block_k)} blocks of {c.block_k}"
+        return None
+
+    def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        patch_interpreter()
+        try:
+            return self._launch(problem, config, _as3d(a), _as3d(b), _as3d(out), scale_a, scale_b)
+        except Exception as exc:  # compile/launch failures become an invalid candidate
+            if _compile_failure(exc):
+                raise ConfigInvalidError(f"{config.id} failed for {problem.key()}: "
+                                         f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+            raise
+
+
+class PointerSolver(TritonGemmSolver):
+    """Masked pointer kernel; subclasses add split-K (deterministic or atomic)."""
+
+    family = "gemm.ptr"
+    split_mode = 0
+
+    def workspace(self, problem, config) -> int:
+        p = problem
+        if self.split_mode == 1:
+            return 4 * config.split_k * p.batch * p.m * p.n
+        if self.split_mode == 2:
+            return 4 * p.batch * p.m * p.n
+        return 0
+
+    @functools.lru_cache(maxsize=65536)
+    def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
+        p, c = problem, config
+        it = p.dtype.itemsize
+        vec = lambda op, size: max(1, p.operand_align(op) // size)  # noqa: E731
+        even_k = p.k % c.block_k == 0
+        k_align = min(16, (p.k * it) & -(p.k * it)) // it
+        constexprs = dict(
+            BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k, GROUP_M=c.group_m,
+            SPLIT_K=c.split_k, SPLIT_MODE=self.split_mode,
+            A_ROW=p.a_row_major, B_ROW=p.b_row_major,
+            VEC_A=vec("a", it), VEC_B=vec("b", it), VEC_C=vec("c", p.dtype.out_dtype.itemsize),
+            VEC_K=1 if even_k else max(1, k_align), EVEN_K=even_k,
+            HAS_SCALE=p.dtype is DType.FP8 and self.split_mode == 0,
+            PRECISION=_precision(p), num_warps=c.num_warps, num_stages=c.num_stages)
+        grid = (cdiv(p.m, c.block_m) * cdiv(p.n, c.block_n), c.split_k, p.batch)
+        return LaunchPlan(grid, tuple(sorted(constexprs.items())))
+
+    def _launch(self, p, c, a, b, out, scale_a, scale_b):
+        import torch
+
+        from tilepick.kernels.gemm_ptr import gemm_ptr_kernel, splitk_reduce_kernel
+
+        plan = self.plan(p, c)
+        ws = None
+        if self.split_mode == 1:
+            ws = torch.empty(c.split_k * p.batch * p.m * p.n, device=a.device, dtype=torch.float32)
+        elif self.split_mode == 2:
+            ws = torch.zeros(p.batch * p.m * p.n, device=a.device, dtype=torch.float32)
+        gemm_ptr_kernel[plan.grid](
+            a, b, out, ws, scale_a, scale_b, p.m, p.n, p.k,
+            a.stride(0), a.stride(1), a.stride(2), b.stride(0), b.stride(1), b.stride(2),
+            out.stride(0), out.stride(1), out.stride(2), **plan.kwargs)
+        if self.split_mode:
+            total = p.batch * p.m * p.n
+            block = 1024
+            splitk_reduce_kernel[(cdiv(total, block),)](
+                ws, out, scale_a, scale_b, p.m, p.n, out.stride(0), out.stride(1), total,
+                SLICES=c.split_k if self.split_mode == 1 else 1, BLOCK=block,
+                HAS_SCALE=scale_a is not None, num_warps=4)
+        return out
+
+
+class SplitKSolver(PointerSolver):
+    family = "gemm.splitk"
+    split_mode = 1
+
+
+class SplitKAtomicSolver(PointerSolver):
+    family = "gemm.splitk_atomic"
+    split_mode = 2
+
+
+class TmaSolver(TritonGemmSolver):
+    """Hopper TMA kernel; ``persistent`` runs one program per SM looping over tiles."""
+
+    family = "gemm.tma"
+    persistent = False
+    min_block_m = 64
+    min_block_n = 32
+    uses_tma = True
+
+    def not_applicable_reason(self, problem, hw):
+        why = super().not_applicable_reason(problem, hw)
+        if why:
+            return why
+        p = problem
+        if not hw.has_tma:
+            return f"{hw.name} has no TMA (needs compute capability 9.0+)"
+        if p.base_align < 16:
+            return f"base pointers are only {p.base_align}-byte aligned; TMA needs 16"
+        for name, ld, size in (("lda", p.lda, p.dtype.itemsize), ("ldb", p.ldb, p.dtype.itemsize),
+                               ("ldc", p.ldc, p.dtype.out_dtype.itemsize)):
+            if (ld * size) % 16:
+                return f"{name}={ld} is {ld * size} bytes, not a multiple of 16 (TMA stride rule)"
+        return None
+
+    def smem_bytes(self, problem, c):
+        # + the epilogue tile staged in shared memory for the TMA store
+        return super().smem_bytes(problem, c) + c.block_m * c.block_n * problem.dtype.out_dtype.itemsize
+
+    @functools.lru_cache(maxsize=65536)
+    def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
+        p, c = problem, config
+        constexprs = dict(BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
+                          GROUP_M=c.group_m, A_ROW=p.a_row_major, B_ROW=p.b_row_major,
+                          HAS_SCALE=p.dtype is DType.FP8, PRECISION=_precision(p),
+                          num_warps=c.num_warps, num_stages=c.num_stages)
+        tiles = cdiv(p.m, c.block_m) * cdiv(p.n, c.block_n)
+        if self.persistent:
+            grid = (min(current().sm_count, tiles * p.batch),)
+        else:
+            grid = (tiles, 1, p.batch)
+        return LaunchPlan(grid, tuple(sorted(constexprs.items())))
+
+    def descriptors(self, p: GemmProblem, c: KernelConfig, a, b, out):
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        def desc(t, block):
+            return TensorDescriptor(t, list(t.shape), list(t.stride()), block)
+
+        bm, bn, bk = c.block_m, c.block_n, c.block_k
+        a_d = desc(a, [1, bm, bk]) if p.a_row_major else desc(a.transpose(1, 2), [1, bk, bm])
+        b_d = desc(b, [1, bk, bn]) if p.b_row_major else desc(b.transpose(1, 2), [1, bn, bk])
+        return a_d, b_d, desc(out, [1, bm, bn])
+
+    def _launch(self, p, c, a, b, out, scale_a, scale_b):
+        from tilepick.kernels.gemm_tma import gemm_tma_kernel, gemm_tma_persistent_kernel
+
+        plan = self.plan(p, c)
+        a_d, b_d, c_d = self.descriptors(p, c, a, b, out)
+        if self.persistent:
+            gemm_tma_persistent_kernel[plan.grid](a_d, b_d, c_d, scale_a, scale_b, p.m, p.n, p.k,
+                                                  p.batch, plan.grid[0], **plan.kwargs)
+        else:
+            gemm_tma_kernel[plan.grid](a_d, b_d, c_d, scale_a, scale_b, p.m, p.n, p.k,
+                                       **plan.kwargs)
+        return out
+
+
+class TmaPersistentSolver(TmaSolver):
+    family = "gemm.tma_persistent"
+    persistent = True

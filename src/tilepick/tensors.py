@@ -1,0 +1,99 @@
+"""Random inputs laid out as a problem says, the float64 reference, and the error measure.
+
+Used by the CLI's ``run --check``, the tests, the GPU check and the sweeps, so that every place
+checks correctness the same way: fresh random data (never zeros), an output poisoned with NaN
+before the run (so an unwritten element fails), and the relative Frobenius error against a
+float64 product of the very same (already quantised) inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilepick.problem import DType, GemmProblem, ProblemError
+
+# Relative Frobenius error allowed per input precision (fp32 accumulation everywhere).
+TOLERANCE = {"fp32": 1e-5, "tf32": 5e-3, "fp16": 5e-3, "bf16": 2e-2, "fp8e4m3": 2e-2}
+
+
+def tolerance(problem: GemmProblem) -> float:
+    return TOLERANCE[problem.dtype_token]
+
+
+@dataclass
+class GemmInputs:
+    a: object
+    b: object
+    out: object
+    scale_a: object = None
+    scale_b: object = None
+
+
+def _strided(storage_shape, rows, cols, row_major, offset, fill):
+    """A (batch, rows, cols) view with the requested major order inside padded storage."""
+    batch, outer, ld = storage_shape
+    flat = fill(batch * outer * ld + offset)
+    base = flat[offset:offset + batch * outer * ld].view(batch, outer, ld)
+    if row_major:
+        return base[:, :rows, :cols]
+    return base[:, :cols, :rows].transpose(1, 2)
+
+
+def make_inputs(problem: GemmProblem, device="cpu", seed: int = 0) -> GemmInputs:
+    """Fresh random operands for ``problem`` on ``device`` and a NaN-poisoned output."""
+    import torch
+
+    p = problem
+    gen = torch.Generator(device=device)
+    gen.manual_seed(seed)
+    itemsize = p.dtype.itemsize
+    if p.base_align < itemsize:
+        raise ProblemError(f"base_align={p.base_align} is below the {itemsize}-byte element size")
+    offset = (p.base_align // itemsize) if p.base_align < 16 else 0
+
+    def rand(numel):
+        x = torch.randn(numel, generator=gen, device=device, dtype=torch.float32)
+        if p.dtype is DType.FP8:
+            x = x * 2.0  # spread over the e4m3 range a little; still far from its 448 limit
+        return x.to(p.dtype.torch_dtype)
+
+    a_outer = p.m if p.a_row_major else p.k
+    b_outer = p.k if p.b_row_major else p.n
+    a = _strided((p.batch, a_outer, p.lda), p.m, p.k, p.a_row_major, offset, rand)
+    b = _strided((p.batch, b_outer, p.ldb), p.k, p.n, p.b_row_major, offset, rand)
+    out_dtype = p.dtype.out_dtype.torch_dtype
+    out_offset = (p.base_align // p.dtype.out_dtype.itemsize) if p.base_align < 16 else 0
+
+    def poison(numel):
+        return torch.full((numel,), float("nan"), device=device, dtype=out_dtype)
+
+    out = _strided((p.batch, p.m, p.ldc), p.m, p.n, True, out_offset, poison)
+    if p.batch == 1:
+        a, b, out = a[0], b[0], out[0]
+    scale_a = scale_b = None
+    if p.dtype is DType.FP8:
+        s = torch.rand(2, generator=gen, device=device, dtype=torch.float32) + 0.5
+        scale_a, scale_b = s[0:1].clone(), s[1:2].clone()
+    return GemmInputs(a, b, out, scale_a, scale_b)
+
+
+def reference(problem: GemmProblem, inputs: GemmInputs):
+    """float64 product of the same inputs (scales applied), on the inputs' device."""
+    import torch
+
+    r = torch.matmul(inputs.a.to(torch.float64), inputs.b.to(torch.float64))
+    if inputs.scale_a is not None:
+        r = r * (inputs.scale_a.double() * inputs.scale_b.double())
+    return r
+
+
+def rel_error(out, ref) -> float:
+    """‖out − ref‖ / ‖ref‖ in float64; any NaN or unwritten element gives inf."""
+    import torch
+
+    o = out.to(torch.float64)
+    if not bool(torch.isfinite(o).all()):
+        return float("inf")
+    denom = torch.linalg.vector_norm(ref).item()
+    num = torch.linalg.vector_norm(o - ref).item()
+    return num / denom if denom > 0 else num
