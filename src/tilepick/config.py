@@ -29,18 +29,18 @@ VENDOR_FAMILIES = ("gemm.cublas",)
 _TILE = (16, 32, 64, 128, 256)
 SPACES: dict[str, dict[str, tuple]] = {
     "gemm.ptr": dict(block_m=_TILE, block_n=_TILE, block_k=(32, 64, 128, 256),
-                     group_m=(1, 8), num_warps=(4, 8), num_stages=(2, 3, 4, 5), split_k=(1,)),
-    "gemm.tma": dict(block_m=(64, 128, 256), block_n=(32, 64, 128, 256), block_k=(32, 64, 128),
+                     group_m=(1, 8), num_warps=(4, 8), num_stages=(3, 4, 5), split_k=(1,)),
+    "gemm.tma": dict(block_m=(64, 128, 256), block_n=(64, 128, 256), block_k=(32, 64, 128),
                      group_m=(1, 8), num_warps=(4, 8), num_stages=(2, 3, 4, 5, 6), split_k=(1,)),
-    "gemm.tma_persistent": dict(block_m=(64, 128, 256), block_n=(32, 64, 128, 256),
-                                block_k=(32, 64, 128), group_m=(8,), num_warps=(4, 8),
+    "gemm.tma_persistent": dict(block_m=(64, 128, 256), block_n=(64, 128, 256),
+                                block_k=(32, 64, 128), group_m=(1, 8), num_warps=(4, 8),
                                 num_stages=(2, 3, 4, 5, 6), split_k=(1,)),
-    "gemm.splitk": dict(block_m=(16, 32, 64, 128), block_n=(32, 64, 128, 256),
-                        block_k=(64, 128, 256), group_m=(8,), num_warps=(4, 8),
-                        num_stages=(2, 3, 4, 5), split_k=(2, 3, 4, 8, 16)),
-    "gemm.splitk_atomic": dict(block_m=(16, 32, 64, 128), block_n=(32, 64, 128, 256),
+    "gemm.splitk": dict(block_m=(16, 32, 64), block_n=(64, 128, 256), block_k=(64, 128, 256),
+                        group_m=(8,), num_warps=(4, 8), num_stages=(3, 4),
+                        split_k=(2, 4, 8, 16)),
+    "gemm.splitk_atomic": dict(block_m=(16, 32, 64), block_n=(64, 128, 256),
                                block_k=(64, 128, 256), group_m=(8,), num_warps=(4, 8),
-                               num_stages=(2, 3, 4, 5), split_k=(2, 3, 4, 8, 16)),
+                               num_stages=(3, 4), split_k=(2, 4, 8, 16)),
 }
 PARAM_NAMES = ("block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages", "split_k")
 

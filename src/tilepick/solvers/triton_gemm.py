@@ -82,8 +82,15 @@ class TritonGemmSolver(Solver):
             return f"block_n={c.block_n} is larger than N={p.n} needs"
         if c.block_k > max(32, next_pow2(p.k)):
             return f"block_k={c.block_k} is larger than K={p.k} needs"
-        if c.split_k > 1 and cdiv(p.k, c.block_k) < c.split_k:
-            return f"split_k={c.split_k} leaves splits empty: K={p.k} has {cdiv(p.k, c.block_k)} blocks of {c.block_k}"
+        if c.split_k > 1:
+            if cdiv(p.k, c.block_k) < c.split_k:
+                return (f"split_k={c.split_k} leaves splits empty: K={p.k} has "
+                        f"{cdiv(p.k, c.block_k)} blocks of {c.block_k}")
+            # Split-K exists to fill a GPU that the output tiles alone leave under-occupied.
+            tiles = cdiv(p.m, c.block_m) * cdiv(p.n, c.block_n) * p.batch
+            if tiles > hw.sm_count:
+                return (f"{tiles} output tiles already fill the {hw.sm_count} SMs; "
+                        "split-K only adds traffic")
         return None
 
     def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
