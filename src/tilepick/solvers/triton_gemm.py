@@ -93,15 +93,37 @@ class TritonGemmSolver(Solver):
                         "split-K only adds traffic")
         return None
 
+    def calls(self, p: GemmProblem, c: KernelConfig, a, b, out, scale_a, scale_b):
+        """The kernel launches that compute the product: [(kernel, grid, args, kwargs)]."""
+        raise NotImplementedError
+
     def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
         patch_interpreter()
         try:
-            return self._launch(problem, config, _as3d(a), _as3d(b), _as3d(out), scale_a, scale_b)
+            for kernel, grid, args, kwargs in self.calls(problem, config, _as3d(a), _as3d(b),
+                                                         _as3d(out), scale_a, scale_b):
+                kernel[grid](*args, **kwargs)
+            return out
         except Exception as exc:  # compile/launch failures become an invalid candidate
             if _compile_failure(exc):
+                first = str(exc).splitlines()[0] if str(exc) else ""
                 raise ConfigInvalidError(f"{config.id} failed for {problem.key()}: "
-                                         f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+                                         f"{type(exc).__name__}: {first}") from exc
             raise
+
+    def warmup(self, problem: GemmProblem, config: KernelConfig, device="cuda") -> None:
+        """Compile (into Triton's on-disk cache) exactly the binaries ``launch`` would use for
+        ``problem``, without launching: sizes are run-time arguments, so small stand-in
+        tensors with the problem's dtype, layout and pointer alignment select the same
+        specialisation, while the constexprs come from the real problem's plan."""
+        from tilepick.tensors import make_inputs
+
+        stand_in = GemmProblem(64, 64, 64, 1, problem.dtype, problem.layout, problem.tf32,
+                               base_align=problem.base_align)
+        inp = make_inputs(stand_in, device)
+        for kernel, grid, args, kwargs in self.calls(problem, config, _as3d(inp.a), _as3d(inp.b),
+                                                     _as3d(inp.out), inp.scale_a, inp.scale_b):
+            kernel.warmup(*args, grid=grid, **kwargs)
 
 
 class PointerSolver(TritonGemmSolver):
@@ -136,7 +158,7 @@ class PointerSolver(TritonGemmSolver):
         grid = (cdiv(p.m, c.block_m) * cdiv(p.n, c.block_n), c.split_k, p.batch)
         return LaunchPlan(grid, tuple(sorted(constexprs.items())))
 
-    def _launch(self, p, c, a, b, out, scale_a, scale_b):
+    def calls(self, p, c, a, b, out, scale_a, scale_b):
         import torch
 
         from tilepick.kernels.gemm_ptr import gemm_ptr_kernel, splitk_reduce_kernel
@@ -147,18 +169,18 @@ class PointerSolver(TritonGemmSolver):
             ws = torch.empty(c.split_k * p.batch * p.m * p.n, device=a.device, dtype=torch.float32)
         elif self.split_mode == 2:
             ws = torch.zeros(p.batch * p.m * p.n, device=a.device, dtype=torch.float32)
-        gemm_ptr_kernel[plan.grid](
-            a, b, out, ws, scale_a, scale_b, p.m, p.n, p.k,
-            a.stride(0), a.stride(1), a.stride(2), b.stride(0), b.stride(1), b.stride(2),
-            out.stride(0), out.stride(1), out.stride(2), **plan.kwargs)
+        calls = [(gemm_ptr_kernel, plan.grid,
+                  (a, b, out, ws, scale_a, scale_b, p.m, p.n, p.k,
+                   a.stride(0), a.stride(1), a.stride(2), b.stride(0), b.stride(1), b.stride(2),
+                   out.stride(0), out.stride(1), out.stride(2)), plan.kwargs)]
         if self.split_mode:
             total = p.batch * p.m * p.n
             block = 1024
-            splitk_reduce_kernel[(cdiv(total, block),)](
-                ws, out, scale_a, scale_b, p.m, p.n, out.stride(0), out.stride(1), total,
-                SLICES=c.split_k if self.split_mode == 1 else 1, BLOCK=block,
-                HAS_SCALE=scale_a is not None, num_warps=4)
-        return out
+            calls.append((splitk_reduce_kernel, (cdiv(total, block),),
+                          (ws, out, scale_a, scale_b, p.m, p.n, out.stride(0), out.stride(1), total),
+                          dict(SLICES=c.split_k if self.split_mode == 1 else 1, BLOCK=block,
+                               HAS_SCALE=scale_a is not None, num_warps=4)))
+        return calls
 
 
 class SplitKSolver(PointerSolver):
@@ -224,18 +246,17 @@ class TmaSolver(TritonGemmSolver):
         b_d = desc(b, [1, bk, bn]) if p.b_row_major else desc(b.transpose(1, 2), [1, bn, bk])
         return a_d, b_d, desc(out, [1, bm, bn])
 
-    def _launch(self, p, c, a, b, out, scale_a, scale_b):
+    def calls(self, p, c, a, b, out, scale_a, scale_b):
         from tilepick.kernels.gemm_tma import gemm_tma_kernel, gemm_tma_persistent_kernel
 
         plan = self.plan(p, c)
         a_d, b_d, c_d = self.descriptors(p, c, a, b, out)
         if self.persistent:
-            gemm_tma_persistent_kernel[plan.grid](a_d, b_d, c_d, scale_a, scale_b, p.m, p.n, p.k,
-                                                  p.batch, plan.grid[0], **plan.kwargs)
-        else:
-            gemm_tma_kernel[plan.grid](a_d, b_d, c_d, scale_a, scale_b, p.m, p.n, p.k,
-                                       **plan.kwargs)
-        return out
+            return [(gemm_tma_persistent_kernel, plan.grid,
+                     (a_d, b_d, c_d, scale_a, scale_b, p.m, p.n, p.k, p.batch, plan.grid[0]),
+                     plan.kwargs)]
+        return [(gemm_tma_kernel, plan.grid, (a_d, b_d, c_d, scale_a, scale_b, p.m, p.n, p.k),
+                 plan.kwargs)]
 
 
 class TmaPersistentSolver(TmaSolver):

@@ -1,0 +1,93 @@
+"""GPU correctness check of every kernel family (run through the device tool).
+
+Runs a sample of valid configs of every family on shapes that stress edges (M=1, N=1, K=1,
+primes, unaligned leading dimensions, batch > 1, all four layouts) in bf16, fp16, fp8 e4m3 and
+fp32/tf32, each against a float64 reference of the same inputs. Exits 1 on any wrong result.
+Compile failures are reported (they make a config invalid for that problem) but do not fail.
+
+    PYTHONPATH=src python benchmarks/gpu_check.py [--per-family 3] [--out DIR]
+"""
+
+import argparse
+import json
+import os
+import random
+import sys
+from collections import Counter
+
+from tilepick.problem import GemmProblem
+
+SHAPES = [(1, 4096, 4096), (128, 512, 256), (257, 129, 67), (97, 1, 512), (64, 96, 1),
+          (1000, 1000, 1000), (4097, 4095, 1023), (512, 768, 384)]
+LAYOUTS = ["rr", "rc", "cr", "cc"]
+
+
+def problems():
+    for dtype in ("bf16", "fp16", "fp8e4m3", "fp32"):
+        for i, (m, n, k) in enumerate(SHAPES):
+            for layout in LAYOUTS:
+                yield GemmProblem(m, n, k, dtype=dtype, layout=layout)
+        yield GemmProblem(256, 384, 512, batch=3, dtype=dtype, layout="rc")
+        yield GemmProblem(100, 200, 136, batch=2, dtype=dtype, layout="cr")
+    yield GemmProblem(512, 512, 512, dtype="fp32", tf32=True)
+    yield GemmProblem(256, 128, 512, dtype="fp32", tf32=True, layout="rc")
+    yield GemmProblem(300, 200, 136, dtype="bf16", lda=160, ldb=256, ldc=208)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--per-family", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = ap.parse_args()
+
+    from tilepick import solvers
+    from tilepick.bench.compile_pool import compile_all
+    from tilepick.bench.runner import ProblemInputs, run_config
+
+    rng = random.Random(args.seed)
+    plan = []
+    for p in problems():
+        for fam, solver in solvers.SOLVERS.items():
+            cfgs = solver.configs(p)
+            for c in rng.sample(cfgs, min(args.per_family, len(cfgs))):
+                plan.append((p, c))
+    compiled = compile_all(plan)
+    counts, rows = Counter(), []
+    wrong = []
+    current = None
+    for p, c in plan:
+        if current is None or current.problem != p:
+            current = ProblemInputs.make(p, "cuda", seed=args.seed)
+        cr = compiled.get((p.key(), c.id))
+        if cr is not None and not cr.ok:
+            status, err, reason = "invalid", None, cr.reason
+        else:
+            r = run_config(p, c, current, timed=False)
+            status, err, reason = r.status, r.rel_error, r.reason
+        counts[(c.family, p.dtype_token, status)] += 1
+        rows.append({"problem": p.key(), "config_id": c.id, "status": status, "rel_error": err,
+                     "reason": reason})
+        if status == "wrong":
+            wrong.append(rows[-1])
+    with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    print("family               dtype    ok  wrong invalid")
+    for fam in solvers.SOLVERS:
+        for dt in ("bf16", "fp16", "fp8e4m3", "fp32", "tf32"):
+            ok, bad, inv = (counts[(fam, dt, s)] for s in ("ok", "wrong", "invalid"))
+            if ok + bad + inv:
+                print(f"{fam:20s} {dt:8s} {ok:4d} {bad:5d} {inv:6d}")
+    for r in rows:
+        if r["status"] == "invalid":
+            print("INVALID", r["problem"], r["config_id"], r["reason"][:160])
+    if wrong:
+        for r in wrong:
+            print("WRONG", r["problem"], r["config_id"], r["reason"])
+        print(f"FAILED: {len(wrong)} wrong results")
+        sys.exit(1)
+    print(f"PASSED: {sum(1 for r in rows if r['status'] == 'ok')} checks, no wrong result")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Benchmarking: timing, and (GPU) sweeps over problems x configs."""

@@ -1,0 +1,96 @@
+"""Parallel compilation into Triton's on-disk cache, before any timing.
+
+Workers are *spawned* (never forked: a process forked after CUDA initialisation faults, as the
+CK heuristics found), and the parent touches no CUDA context until the pool is done. Tasks that
+compile to the same binary (same config and same launch-plan specialisation) are compiled once.
+A compile failure is a result (the config is invalid for that class of problems), not an error.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+
+from tilepick.config import KernelConfig
+from tilepick.problem import GemmProblem
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    ok: bool
+    reason: str
+    seconds: float
+
+
+def specialisation_key(problem: GemmProblem, config: KernelConfig) -> tuple:
+    """Two (problem, config) pairs with equal keys run the same compiled binaries."""
+    from tilepick import solvers
+
+    solver = solvers.SOLVERS[config.family]
+    plan = solver.plan(problem, config) if hasattr(solver, "plan") else None
+    return (config.id, plan.constexprs if plan else None, problem.dtype_token, problem.layout,
+            problem.base_align)
+
+
+def _init_worker():
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except Exception:
+        pass
+
+
+def _warm(task: tuple[str, str]) -> tuple[str, str, bool, str, float]:
+    from tilepick import solvers
+
+    pkey, cid = task
+    t0 = time.perf_counter()
+    try:
+        problem, config = GemmProblem.from_key(pkey), KernelConfig.from_id(cid)
+        solver = solvers.SOLVERS[config.family]
+        if hasattr(solver, "warmup"):
+            solver.warmup(problem, config)
+        return pkey, cid, True, "", time.perf_counter() - t0
+    except Exception as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return pkey, cid, False, f"{type(exc).__name__}: {msg}"[:500], time.perf_counter() - t0
+
+
+def compile_all(pairs, processes: int | None = None,
+                progress: bool = True) -> dict[tuple[str, str], CompileResult]:
+    """Compile every (problem, config) pair's binaries; returns a result per (problem key, id).
+
+    ``seconds`` is the compile time of the binary (shared by every pair that uses it).
+    """
+    from tqdm import tqdm
+
+    groups: dict[tuple, list[tuple[str, str]]] = {}
+    for problem, config in pairs:
+        if config.is_vendor:
+            continue
+        groups.setdefault(specialisation_key(problem, config), []).append(
+            (problem.key(), config.id))
+    tasks = [members[0] for members in groups.values()]
+    results: dict[tuple[str, str], CompileResult] = {}
+    if not tasks:
+        return results
+    by_first = {members[0]: members for members in groups.values()}
+    processes = processes or max(1, (os.cpu_count() or 2) - 1)
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=processes, mp_context=ctx,
+                             initializer=_init_worker) as pool:
+        futures = [pool.submit(_warm, t) for t in tasks]
+        bar = tqdm(total=len(futures), desc="compile", unit="kernel", disable=not progress,
+                   mininterval=2.0)
+        for fut in as_completed(futures):
+            pkey, cid, ok, reason, secs = fut.result()
+            for member in by_first[(pkey, cid)]:
+                results[member] = CompileResult(ok, reason, secs)
+            bar.update(1)
+        bar.close()
+    return results

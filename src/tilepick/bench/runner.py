@@ -1,0 +1,86 @@
+"""Run one candidate on one problem: check it against float64, then time it.
+
+Shared by ``tilepick run``, the GPU check, the benchmarks and the sweeps, so that a config is
+judged the same way everywhere. Outcomes are explicit: ``ok``, ``wrong`` (error above the
+dtype's tolerance), ``invalid`` (failed to compile or launch), ``not_applicable``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tilepick import solvers
+from tilepick.bench.timing import Timing, time_fn
+from tilepick.config import KernelConfig
+from tilepick.problem import GemmProblem
+from tilepick.tensors import GemmInputs, make_inputs, reference, rel_error, tolerance
+
+
+@dataclass
+class RunResult:
+    config_id: str
+    status: str                   # ok | wrong | invalid | not_applicable
+    rel_error: float | None = None
+    timing: Timing | None = None
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict:
+        d = {"config_id": self.config_id, "status": self.status, "rel_error": self.rel_error,
+             "reason": self.reason}
+        if self.timing is not None:
+            d.update(self.timing.to_dict())
+        return d
+
+
+@dataclass
+class ProblemInputs:
+    """Inputs and (lazily) the reference for one problem, reused across candidates."""
+
+    problem: GemmProblem
+    inputs: GemmInputs
+    _ref: object = field(default=None, repr=False)
+
+    @classmethod
+    def make(cls, problem: GemmProblem, device: str, seed: int = 0) -> "ProblemInputs":
+        return cls(problem, make_inputs(problem, device, seed))
+
+    @property
+    def ref(self):
+        if self._ref is None:
+            self._ref = reference(self.problem, self.inputs)
+        return self._ref
+
+
+def run_config(problem: GemmProblem, config: KernelConfig | str, data: ProblemInputs, *,
+               check: bool = True, timed: bool = True, **timing_kw) -> RunResult:
+    if isinstance(config, str):
+        config = KernelConfig.from_id(config)
+    inp = data.inputs
+    try:
+        solvers.SOLVERS[config.family].check(problem, config)
+    except solvers.NotApplicableError as exc:
+        return RunResult(config.id, "not_applicable", reason=str(exc))
+
+    def call():
+        return solvers.launch(problem, config, inp.a, inp.b, inp.out, inp.scale_a, inp.scale_b,
+                              check=False)
+    try:
+        err = None
+        if check:
+            inp.out.fill_(float("nan"))
+            call()
+            err = rel_error(inp.out, data.ref)
+            if not err <= tolerance(problem):
+                return RunResult(config.id, "wrong", err,
+                                 reason=f"relative error {err:.3g} > tolerance {tolerance(problem):g}")
+        timing = time_fn(call, **timing_kw) if timed else None
+    except solvers.ConfigInvalidError as exc:
+        return RunResult(config.id, "invalid", reason=str(exc))
+    except Exception as exc:  # a failing candidate is recorded, never fatal to the caller
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        return RunResult(config.id, "invalid", reason=f"{type(exc).__name__}: {msg}"[:500])
+    return RunResult(config.id, "ok", err, timing)

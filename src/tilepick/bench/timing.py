@@ -1,0 +1,125 @@
+"""The one place that times kernels.
+
+Method (see ANCHORS.md for why): warm up first (compilation, module load and handle creation
+stay out of the numbers); before every timed call, flush L2 by writing a buffer larger than it,
+so small problems are not measured on a warm cache; bracket each call with its own pair of CUDA
+events; report the median and the 20th/80th percentiles. Single timings have 10-40% outliers,
+so comparisons between candidates interleave them in rounds (:func:`interleaved`).
+Under Triton's interpreter the host clock is used and the timing is flagged as meaningless.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from tilepick.runtime import interpreting
+
+
+@dataclass(frozen=True)
+class Timing:
+    ms: float          # median
+    p20_ms: float
+    p80_ms: float
+    reps: int
+    meaningful: bool = True   # False for interpreter (CPU) timings
+    stopped_early: bool = False
+
+    def to_dict(self) -> dict:
+        return {"ms": self.ms, "p20_ms": self.p20_ms, "p80_ms": self.p80_ms, "reps": self.reps,
+                "meaningful": self.meaningful, "stopped_early": self.stopped_early}
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    if len(s) == 1:
+        return s[0]
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def summarize(samples: list[float], meaningful: bool = True, stopped_early: bool = False) -> Timing:
+    return Timing(statistics.median(samples), _quantile(samples, 0.2), _quantile(samples, 0.8),
+                  len(samples), meaningful, stopped_early)
+
+
+_flush_buffer = None
+
+
+def _l2_flusher(device):
+    """A buffer of 2x the L2 size (at least 256 MB, as triton.testing.do_bench uses)."""
+    global _flush_buffer
+    import torch
+
+    if _flush_buffer is None or _flush_buffer.device != device:
+        props = torch.cuda.get_device_properties(device)
+        size = max(256 * 1024 * 1024, 2 * getattr(props, "L2_cache_size", 0))
+        _flush_buffer = torch.empty(size // 4, dtype=torch.int32, device=device)
+    return _flush_buffer
+
+
+def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
+            max_ms: float = 250.0, min_reps: int = 5, flush_l2: bool = True,
+            stop_if_slower_than_ms: float | None = None) -> Timing:
+    """Median time of ``fn`` over up to ``reps`` calls (at most ``max_ms`` of GPU time).
+
+    ``stop_if_slower_than_ms``: adaptive repetition for sweeps; after ``min_reps`` calls a
+    candidate whose median is clearly slower than this bound stops early.
+    """
+    if interpreting():
+        samples = []
+        for _ in range(max(1, min(reps, 2))):
+            t0 = time.perf_counter()
+            fn()
+            samples.append((time.perf_counter() - t0) * 1e3)
+        return summarize(samples, meaningful=False)
+
+    import torch
+
+    dev = torch.device("cuda", torch.cuda.current_device())
+    flush = _l2_flusher(dev) if flush_l2 else None
+    for _ in range(warmup):
+        fn()
+    # estimate one call to size the repetitions to the time cap
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    fn()
+    e.record()
+    torch.cuda.synchronize()
+    est = max(s.elapsed_time(e), 1e-3)
+    n = int(max(min_reps, min(reps, max_ms / est)))
+    samples: list[float] = []
+    stopped = False
+    done = 0
+    while done < n:
+        batch = min(n - done, min_reps if not samples else n - done)
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
+        for i in range(batch):
+            if flush is not None:
+                flush.zero_()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+        samples.extend(st.elapsed_time(en) for st, en in zip(starts, ends))
+        done += batch
+        if (stop_if_slower_than_ms is not None and done < n
+                and statistics.median(samples) > stop_if_slower_than_ms):
+            stopped = True
+            break
+    return summarize(samples, stopped_early=stopped)
+
+
+def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, **kw) -> dict[str, list[Timing]]:
+    """Time several candidates in interleaved rounds (A B C A B C ...), so that clock and
+    thermal drift hits all of them alike; returns every round's Timing per candidate."""
+    out: dict[str, list[Timing]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            out[name].append(time_fn(fn, **kw))
+    return out

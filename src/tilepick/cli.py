@@ -1,0 +1,168 @@
+"""Command line: thin wrappers; every command calls the library.
+
+The JSON printed by ``configs`` and ``run`` is a contract other tools rely on (see README).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from typing import Optional
+
+import typer
+
+from tilepick.problem import LAYOUTS, GemmProblem, ProblemError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="tilepick: pick the fastest GPU kernel for every problem shape, and run it.")
+
+
+class Op(str, Enum):
+    gemm = "gemm"
+
+
+def _problem(op: Op, m: int, n: int, k: int, dtype: str, layout: str, batch: int,
+             tf32: bool) -> GemmProblem:
+    try:
+        return GemmProblem(m, n, k, batch=batch, dtype=dtype, layout=layout, tf32=tf32)
+    except ProblemError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+
+
+M_OPT = typer.Option(4096, "--m", help="rows of A and C")
+N_OPT = typer.Option(4096, "--n", help="columns of B and C")
+K_OPT = typer.Option(4096, "--k", help="inner dimension")
+DTYPE_OPT = typer.Option("bf16", "--dtype", help="fp16 | bf16 | fp32 | fp8e4m3")
+LAYOUT_OPT = typer.Option("rr", "--layout", help=f"one of {', '.join(LAYOUTS)} (A then B; r=row-, c=column-major)")
+BATCH_OPT = typer.Option(1, "--batch", help="batch count")
+TF32_OPT = typer.Option(False, "--tf32", help="fp32 inputs computed in tf32")
+
+
+@app.command()
+def configs(op: Op = typer.Option(Op.gemm, "--op"), m: int = M_OPT, n: int = N_OPT, k: int = K_OPT,
+            dtype: str = DTYPE_OPT, layout: str = LAYOUT_OPT, batch: int = BATCH_OPT,
+            tf32: bool = TF32_OPT, family: Optional[list[str]] = typer.Option(None, "--family"),
+            as_json: bool = typer.Option(False, "--json", help="print a JSON list")):
+    """List the applicable, valid configs of every family for a problem."""
+    from tilepick import solvers
+
+    p = _problem(op, m, n, k, dtype, layout, batch, tf32)
+    cfgs = solvers.applicable_configs(p, families=family)
+    if as_json:
+        rows = [{"config_id": c.id, "family": c.family,
+                 "solver": type(solvers.SOLVERS[c.family]).__name__, "params": c.params}
+                for c in cfgs]
+        typer.echo(json.dumps(rows))
+        return
+    from collections import Counter
+
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{len(cfgs)} valid configs for {p.key()}")
+    t.add_column("family")
+    t.add_column("configs", justify="right")
+    t.add_column("example")
+    counts = Counter(c.family for c in cfgs)
+    for fam, cnt in counts.items():
+        t.add_row(fam, str(cnt), next(c.id for c in cfgs if c.family == fam))
+    for fam, solver in solvers.SOLVERS.items():
+        if fam not in counts and (family is None or fam in family):
+            why = solver.not_applicable_reason(p, solvers.current()) or "no valid config"
+            t.add_row(fam, "0", f"[dim]{why}[/dim]")
+    Console().print(t)
+
+
+@app.command()
+def run(op: Op = typer.Option(Op.gemm, "--op"), m: int = M_OPT, n: int = N_OPT, k: int = K_OPT,
+        dtype: str = DTYPE_OPT, layout: str = LAYOUT_OPT, batch: int = BATCH_OPT,
+        tf32: bool = TF32_OPT, config: str = typer.Option(..., "--config", help="config id"),
+        check: bool = typer.Option(False, "--check", help="compare with a float64 reference"),
+        seed: int = typer.Option(0, "--seed"), as_json: bool = typer.Option(False, "--json")):
+    """Run one config on fresh random inputs (GPU, or CPU with TRITON_INTERPRET=1)."""
+    from tilepick.bench.runner import ProblemInputs, run_config
+    from tilepick.config import ConfigError, KernelConfig
+    from tilepick.runtime import device_for_kernels, interpreting
+
+    p = _problem(op, m, n, k, dtype, layout, batch, tf32)
+    try:
+        cfg = KernelConfig.from_id(config)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    device = device_for_kernels()
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            typer.echo("error: no CUDA GPU is visible; set TRITON_INTERPRET=1 to run the "
+                       "kernel on the CPU through Triton's interpreter", err=True)
+            raise typer.Exit(2)
+    res = run_config(p, cfg, ProblemInputs.make(p, device, seed), check=check, timed=True)
+    if res.status == "not_applicable":
+        typer.echo(f"error: not applicable: {res.reason}", err=True)
+        raise typer.Exit(2)
+    if res.status == "invalid":
+        typer.echo(f"error: invalid for this problem: {res.reason}", err=True)
+        raise typer.Exit(3)
+    ms = res.timing.ms if res.timing is not None and res.timing.meaningful else None
+    out = {"config_id": res.config_id, "problem": p.key(), "rel_error": res.rel_error, "ms": ms,
+           "tflops": (p.flops / (ms * 1e9)) if ms else None,
+           "device": "cpu-interpreter" if interpreting() else "cuda", "status": res.status}
+    if as_json:
+        typer.echo(json.dumps(out))
+    else:
+        for key, val in out.items():
+            typer.echo(f"{key}: {val}")
+    if res.status == "wrong":
+        typer.echo(f"error: {res.reason}", err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
+def demo(m: int = M_OPT, n: int = N_OPT, k: int = K_OPT, dtype: str = DTYPE_OPT,
+         layout: str = LAYOUT_OPT):
+    """The main job for now: list the configs of a default problem; on a GPU, run and time
+    each family's default config and cuBLAS, each checked against float64."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from tilepick import solvers
+    from tilepick.hardware import current
+    from tilepick.runtime import interpreting
+
+    console = Console()
+    p = _problem(Op.gemm, m, n, k, dtype, layout, 1, False)
+    hw = current()
+    configs(Op.gemm, m, n, k, dtype, layout, 1, False, None, False)
+    import torch
+
+    if interpreting() or not torch.cuda.is_available():
+        console.print(f"[yellow]No CUDA GPU here ({hw.name} profile used for validity rules): "
+                      "listing only. On a GPU this command also runs and times each family.")
+        return
+    from tilepick.bench.runner import ProblemInputs, run_config
+
+    data = ProblemInputs.make(p, "cuda")
+    t = Table(title=f"{p.key()} on {hw.name}")
+    for col in ("config", "status", "rel. error", "ms", "TFLOP/s"):
+        t.add_column(col)
+    for fam, solver in solvers.SOLVERS.items():
+        cfg = solver.default_config(p, hw)
+        if cfg is None:
+            continue
+        r = run_config(p, cfg, data)
+        ms = r.timing.ms if r.timing else float("nan")
+        t.add_row(cfg.id, r.status, f"{r.rel_error:.2e}" if r.rel_error is not None else "-",
+                  f"{ms:.4f}", f"{p.flops / (ms * 1e9):.1f}" if r.timing else "-")
+    console.print(t)
+
+
+def main():  # pragma: no cover
+    sys.exit(app())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

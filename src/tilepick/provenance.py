@@ -1,0 +1,59 @@
+"""Where a measurement came from: GPU, driver, CUDA, torch, Triton, tilepick, commit, date.
+
+Every dataset row and benchmark table carries this, so a number can be traced and re-made.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import os
+import platform
+import subprocess
+
+
+def _git_commit() -> str:
+    env = os.environ.get("TILEPICK_COMMIT")
+    if env:
+        return env
+    try:
+        here = os.path.dirname(os.path.abspath(__file__))
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
+                             text=True, timeout=5)
+        return out.stdout.strip() or "unknown"
+    except Exception:
+        return "unknown"
+
+
+def _driver_version() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 else "unknown"
+    except Exception:
+        return "unknown"
+
+
+@functools.lru_cache(maxsize=1)
+def collect() -> dict:
+    import torch
+    import triton
+
+    import tilepick
+
+    info = {
+        "tilepick_version": tilepick.__version__,
+        "tilepick_commit": _git_commit(),
+        "torch_version": torch.__version__,
+        "triton_version": triton.__version__,
+        "python_version": platform.python_version(),
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if torch.cuda.is_available() and not os.environ.get("TRITON_INTERPRET"):
+        p = torch.cuda.get_device_properties(torch.cuda.current_device())
+        info.update(gpu_name=p.name, sm_count=p.multi_processor_count,
+                    cuda_version=torch.version.cuda or "unknown", driver_version=_driver_version())
+    else:
+        info.update(gpu_name="cpu-interpreter", sm_count=0, cuda_version="none",
+                    driver_version="none")
+    return info
