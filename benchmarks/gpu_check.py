@@ -44,6 +44,7 @@ def main():
     from tilepick import solvers
     from tilepick.bench.compile_pool import compile_all
     from tilepick.bench.runner import ProblemInputs, run_config
+    from tilepick.runtime import device_for_kernels
 
     rng = random.Random(args.seed)
     plan = []
@@ -58,7 +59,7 @@ def main():
     current = None
     for p, c in plan:
         if current is None or current.problem != p:
-            current = ProblemInputs.make(p, "cuda", seed=args.seed)
+            current = ProblemInputs.make(p, device_for_kernels(), seed=args.seed)
         cr = compiled.get((p.key(), c.id))
         if cr is not None and not cr.ok:
             status, err, reason = "invalid", None, cr.reason
