@@ -18,6 +18,8 @@ FAMILIES = {
                 "16-byte vector hints where the leading dimensions allow",
     "gemm.tma": "Hopper TMA kernel (tensor descriptors), one program per output tile",
     "gemm.tma_persistent": "Hopper TMA kernel, persistent grid of one program per SM",
+    "gemm.tma_repack": "Hopper TMA kernel behind a copy of misaligned operands into "
+                       "16-byte-aligned workspace (odd leading dimensions)",
     "gemm.splitk": "split-K pointer kernel, deterministic: fp32 workspace + reduction pass",
     "gemm.splitk_atomic": "split-K pointer kernel, fp32 atomics into a zeroed workspace + cast",
     "gemm.cublas": "cuBLAS through torch (mm / bmm / _scaled_mm)",
@@ -35,6 +37,9 @@ SPACES: dict[str, dict[str, tuple]] = {
     "gemm.tma_persistent": dict(block_m=(64, 128, 256), block_n=(64, 128, 256),
                                 block_k=(32, 64, 128), group_m=(1, 8), num_warps=(4, 8),
                                 num_stages=(2, 3, 4, 5, 6), split_k=(1,)),
+    "gemm.tma_repack": dict(block_m=(64, 128, 256), block_n=(64, 128, 256),
+                            block_k=(32, 64, 128), group_m=(1, 8), num_warps=(4, 8),
+                            num_stages=(2, 3, 4, 5, 6), split_k=(1,)),
     "gemm.splitk": dict(block_m=(16, 32, 64), block_n=(64, 128, 256), block_k=(64, 128, 256),
                         group_m=(8,), num_warps=(4, 8), num_stages=(3, 4),
                         split_k=(2, 4, 8, 16)),

@@ -286,6 +286,10 @@ class GemmProblem:
         align = 16
         for p in ptrs:
             align = min(align, p & -p if p else 16)
+        if batch > 1:  # every batch's matrix must start as aligned as the first
+            for t in (a, b) + ((out,) if out is not None else ()):
+                step = t.stride(0) * t.element_size()
+                align = min(align, step & -step if step else 16)
         if tf32 is None:
             tf32 = dtype is DType.FP32 and bool(torch.backends.cuda.matmul.allow_tf32)
         return cls(m, n, k, batch, dtype, ("r" if a_row else "c") + ("r" if b_row else "c"),

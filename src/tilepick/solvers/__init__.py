@@ -8,10 +8,10 @@ from tilepick.problem import GemmProblem
 from tilepick.solvers.base import ConfigInvalidError, NotApplicableError, Solver
 from tilepick.solvers.cublas import CublasSolver
 from tilepick.solvers.triton_gemm import (PointerSolver, SplitKAtomicSolver, SplitKSolver,
-                                          TmaPersistentSolver, TmaSolver)
+                                          TmaPersistentSolver, TmaRepackSolver, TmaSolver)
 
 SOLVERS: dict[str, Solver] = {s.family: s for s in (
-    PointerSolver(), TmaSolver(), TmaPersistentSolver(), SplitKSolver(), SplitKAtomicSolver(),
+    PointerSolver(), TmaSolver(), TmaPersistentSolver(), TmaRepackSolver(), SplitKSolver(), SplitKAtomicSolver(),
     CublasSolver())}
 
 __all__ = ["SOLVERS", "Solver", "solver_for", "applicable_configs", "NotApplicableError",
