@@ -160,6 +160,74 @@ def demo(m: int = M_OPT, n: int = N_OPT, k: int = K_OPT, dtype: str = DTYPE_OPT,
     console.print(t)
 
 
+@app.command()
+def sweep(problems: str = typer.Option(..., "--problems",
+                                       help="a named problem set (see tilepick.bench.shapes) or a CSV/JSONL file"),
+          out: str = typer.Option(..., "--out", help="output folder of parquet parts (resumable)"),
+          dtype: str = DTYPE_OPT, layout: str = LAYOUT_OPT,
+          family: Optional[list[str]] = typer.Option(None, "--family", help="restrict to families"),
+          sample: Optional[int] = typer.Option(None, "--sample", help="configs per problem (default: all)"),
+          pool: Optional[int] = typer.Option(None, "--pool", help="distinct configs per family for the whole sweep (bounds compilation)"),
+          count: Optional[int] = typer.Option(None, "--count", help="problems to take from a named set"),
+          limit: Optional[int] = typer.Option(None, "--limit", help="measure at most this many new problems"),
+          seed: int = typer.Option(0, "--seed"), processes: Optional[int] = typer.Option(None, "--processes"),
+          retime_top: int = typer.Option(5, "--retime-top", help="re-time this many best configs + cuBLAS"),
+          rounds: int = typer.Option(3, "--rounds", help="interleaved re-timing rounds"),
+          noise_fraction: float = typer.Option(0.1, "--noise-fraction")):
+    """Measure problems x configs into a parquet dataset (GPU; interpreter timings are flagged)."""
+    from tilepick.bench import shapes
+    from tilepick.bench.sweep import SweepOptions, run_sweep
+    from tilepick.data import io
+
+    try:
+        plist = shapes.resolve_problems(problems, dtype, layout, seed, count)
+    except (OSError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    import random
+
+    random.Random(seed).shuffle(plist)  # a partial (limited or killed) sweep stays representative
+    if limit is not None:
+        done = io.done_problems(out)
+        plist = [p for p in plist if p.key() not in done][:limit]
+    opts = SweepOptions(families=family, sample=sample, pool=pool, seed=seed, processes=processes,
+                        retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction)
+    summary = run_sweep(plist, out, opts)
+    typer.echo(json.dumps(summary.to_dict(), indent=1))
+
+
+data_app = typer.Typer(help="dataset maintenance", no_args_is_help=True)
+app.add_typer(data_app, name="data")
+
+
+@data_app.command("compact")
+def data_compact(src: str = typer.Argument(..., help="folder of parts"),
+                 dest: str = typer.Argument(..., help="output parquet file")):
+    """Merge a sweep's parts into one compressed parquet file."""
+    from tilepick.data import io
+
+    n = io.compact(src, dest)
+    typer.echo(f"{n} rows -> {dest}")
+
+
+@data_app.command("summary")
+def data_summary(path: str = typer.Argument(..., help="a parquet file or folder")):
+    """Rows, problems, configs per problem, invalid rows by reason, GPUs."""
+    from tilepick.data import io
+
+    df = io.read_frame(path)
+    if df.empty:
+        typer.echo("no rows")
+        return
+    per = df.groupby("problem_key").size()
+    reasons = df.loc[~df.valid, "invalid_reason"].str.split(":").str[0].value_counts()
+    typer.echo(json.dumps({
+        "rows": len(df), "problems": int(per.size), "configs_per_problem_median": float(per.median()),
+        "valid_rows": int(df.valid.sum()), "invalid_by_reason": reasons.to_dict(),
+        "families": df.family.value_counts().to_dict(), "gpus": df.gpu_name.unique().tolist(),
+        "retimed_rows": int(df.retimed.fillna(False).sum())}, indent=1))
+
+
 def main():  # pragma: no cover
     sys.exit(app())
 

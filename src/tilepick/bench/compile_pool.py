@@ -69,6 +69,10 @@ def compile_all(pairs, processes: int | None = None,
     """
     from tqdm import tqdm
 
+    from tilepick.runtime import interpreting
+
+    if interpreting():
+        return {}  # the interpreter compiles nothing ahead; kernels run as Python
     groups: dict[tuple, list[tuple[str, str]]] = {}
     for problem, config in pairs:
         if config.is_vendor:

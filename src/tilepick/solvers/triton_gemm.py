@@ -147,9 +147,11 @@ class PointerSolver(TritonGemmSolver):
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
         p, c = problem, config
         it = p.dtype.itemsize
-        vec = lambda op, size: max(1, p.operand_align(op) // size)  # noqa: E731
+        # Hints only for full 16-byte vectors: partial widths would multiply the compiled
+        # specialisations for little gain.
+        vec = lambda op, size: 16 // size if p.operand_align(op) == 16 else 1  # noqa: E731
         even_k = p.k % c.block_k == 0
-        k_align = min(16, (p.k * it) & -(p.k * it)) // it
+        k_align = 16 // it if (p.k * it) % 16 == 0 else 1
         constexprs = dict(
             BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k, GROUP_M=c.group_m,
             SPLIT_K=c.split_k, SPLIT_MODE=self.split_mode,

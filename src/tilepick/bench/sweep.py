@@ -1,0 +1,269 @@
+"""The sweep: measure (problem, config) pairs on the GPU into a dataset.
+
+Order of work, and why:
+1. pick the configs of every problem (all valid ones, or a seeded sample that keeps every
+   family represented), skipping problems already in the output (resume);
+2. compile everything in a spawned pool before the parent touches CUDA;
+3. per problem: time cuBLAS, then check every config once against float64 and screen it
+   (L2 flushed, event medians; a config clearly slower than the best so far stops early);
+4. re-time the best ``retime_top`` configs and cuBLAS in interleaved rounds and store those
+   medians (a best-of-hundreds single timing is inflated: the winner's curse);
+5. write the problem's rows as an atomic parquet part every ``flush_every`` problems;
+6. noise report: re-measure the top 5 of a fraction of the problems later in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tilepick import solvers
+from tilepick.config import KernelConfig
+from tilepick.data import io
+from tilepick.data.schema import config_fields, problem_fields
+from tilepick.problem import GemmProblem
+
+CUBLAS = KernelConfig("gemm.cublas")
+
+
+@dataclass
+class SweepOptions:
+    families: list[str] | None = None
+    sample: int | None = None        # configs per problem (None = every valid config)
+    pool: int | None = None          # distinct configs per family for the whole sweep: bounds
+    #                                  the binaries to compile (None = the whole space)
+    seed: int = 0
+    processes: int | None = None
+    retime_top: int = 5
+    rounds: int = 3
+    noise_fraction: float = 0.1
+    flush_every: int = 8
+    screen_reps: int = 10
+    screen_max_ms: float = 25.0
+    stop_factor: float = 1.5         # screening stops for configs slower than this x best
+    progress: bool = True
+
+
+@dataclass
+class SweepSummary:
+    sweep_id: str
+    problems: int = 0
+    skipped_done: int = 0
+    rows: int = 0
+    timed: int = 0
+    invalid_by_reason: Counter = field(default_factory=Counter)
+    compile_s: float = 0.0
+    binaries: int = 0
+    measure_s: float = 0.0
+    noise: dict = field(default_factory=dict)
+
+    @property
+    def configs_per_s(self) -> float:
+        return self.timed / self.measure_s if self.measure_s else 0.0
+
+    def to_dict(self) -> dict:
+        return {"sweep_id": self.sweep_id, "problems": self.problems,
+                "skipped_done": self.skipped_done, "rows": self.rows, "timed": self.timed,
+                "invalid_by_reason": dict(self.invalid_by_reason.most_common()),
+                "compile_s": self.compile_s, "binaries": self.binaries,
+                "binaries_per_s": self.binaries / self.compile_s if self.compile_s else None,
+                "measure_s": self.measure_s, "timed_configs_per_s": self.configs_per_s,
+                "noise": self.noise}
+
+
+def config_pool(per_family: int | None, seed: int) -> set[str] | None:
+    """A seeded subset of each family's declared space (None: no restriction)."""
+    if per_family is None:
+        return None
+    from tilepick import config as cfg
+
+    rng = random.Random(seed)
+    pool: set[str] = set()
+    for fam in cfg.SPACES:
+        space = cfg.space(fam)
+        pool.update(c.id for c in rng.sample(space, min(per_family, len(space))))
+    return pool
+
+
+def sample_configs(problem: GemmProblem, n: int | None, rng: random.Random,
+                   families: list[str] | None = None,
+                   pool: set[str] | None = None) -> list[KernelConfig]:
+    """All valid Triton configs (of the pool, if any), or ``n`` of them drawn so that every
+    applicable family keeps at least its share (n / families), the rest at random."""
+    cfgs = [c for c in solvers.applicable_configs(problem, families=families)
+            if not c.is_vendor and (pool is None or c.id in pool)]
+    if n is None or len(cfgs) <= n:
+        return cfgs
+    by_fam: dict[str, list[KernelConfig]] = {}
+    for c in cfgs:
+        by_fam.setdefault(c.family, []).append(c)
+    share = max(1, n // len(by_fam))
+    chosen: list[KernelConfig] = []
+    for fam in sorted(by_fam):
+        pool = by_fam[fam]
+        chosen.extend(rng.sample(pool, min(share, len(pool))))
+    taken = set(chosen)
+    rest = [c for c in cfgs if c not in taken]
+    chosen.extend(rng.sample(rest, max(0, min(n - len(chosen), len(rest)))))
+    return sorted(chosen)
+
+
+def _row(problem, config, prov, sweep_id, **m) -> dict:
+    row = {**problem_fields(problem), **config_fields(config), **prov, "sweep_id": sweep_id}
+    row.update(m)
+    _set_rates(row, problem)
+    return row
+
+
+def _set_rates(row: dict, problem: GemmProblem) -> None:
+    if row.get("time_ms"):
+        row["tflops"] = problem.flops / (row["time_ms"] * 1e9)
+        row["gbps"] = problem.min_bytes / (row["time_ms"] * 1e6)
+
+
+def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar):
+    from tilepick.bench.runner import ProblemInputs, run_config
+    from tilepick.bench.timing import time_fn
+    from tilepick.runtime import device_for_kernels
+
+    data = ProblemInputs.make(problem, device_for_kernels(), seed=opts.seed)
+    rows: dict[str, dict] = {}
+    timed = 0
+    best = math.inf
+    for config in [CUBLAS] + configs:
+        cr = compiled.get((problem.key(), config.id))
+        if cr is not None and not cr.ok:
+            rows[config.id] = _row(problem, config, prov, sweep_id, valid=False,
+                                   invalid_reason=f"compile: {cr.reason}", compile_s=cr.seconds)
+            bar.update(1)
+            continue
+        r = run_config(problem, config, data, warmup=1, reps=opts.screen_reps, min_reps=3,
+                       max_ms=opts.screen_max_ms,
+                       stop_if_slower_than_ms=opts.stop_factor * best if best < math.inf else None)
+        bar.update(1)
+        if not r.ok:
+            if r.status == "not_applicable":
+                continue
+            rows[config.id] = _row(problem, config, prov, sweep_id, valid=False,
+                                   invalid_reason=f"{r.status}: {r.reason}",
+                                   rel_error=r.rel_error, compile_s=cr.seconds if cr else 0.0)
+            continue
+        t = r.timing
+        timed += 1
+        best = min(best, t.ms)
+        rows[config.id] = _row(problem, config, prov, sweep_id, valid=True, invalid_reason="",
+                               rel_error=r.rel_error, time_ms=t.ms, time_p20_ms=t.p20_ms,
+                               time_p80_ms=t.p80_ms, reps=t.reps, stopped_early=t.stopped_early,
+                               retimed=False, timing_meaningful=t.meaningful,
+                               compile_s=cr.seconds if cr else 0.0)
+    # winner's curse: re-time the best few and cuBLAS in interleaved rounds
+    valid = sorted((r for r in rows.values() if r["valid"]), key=lambda r: r["time_ms"])
+    finalists = [r["config_id"] for r in valid[:opts.retime_top]]
+    if "gemm.cublas" in rows and rows["gemm.cublas"]["valid"] and "gemm.cublas" not in finalists:
+        finalists.append("gemm.cublas")
+    if opts.rounds > 0 and len(finalists) > 1:
+        inp = data.inputs
+        fns = {cid: (lambda c=KernelConfig.from_id(cid): solvers.launch(
+            problem, c, inp.a, inp.b, inp.out, inp.scale_a, inp.scale_b, check=False))
+            for cid in finalists}
+        medians: dict[str, list[float]] = {cid: [] for cid in finalists}
+        for _ in range(opts.rounds):
+            for cid, fn in fns.items():
+                medians[cid].append(time_fn(fn, warmup=1, reps=20, max_ms=40).ms)
+        for cid, ms in medians.items():
+            row = rows[cid]
+            row.update(time_ms=statistics.median(ms), retimed=True,
+                       retime_spread=(max(ms) - min(ms)) / min(ms))
+            _set_rates(row, problem)
+    return list(rows.values()), timed, data
+
+
+def noise_report(samples: list[tuple[GemmProblem, list[tuple[str, float]]]], opts) -> dict:
+    """Re-measure (later in the run) configs timed earlier; relative differences of medians."""
+    from tilepick.bench.runner import ProblemInputs
+    from tilepick.bench.timing import time_fn
+    from tilepick.runtime import device_for_kernels
+
+    diffs = []
+    for problem, pairs in samples:
+        data = ProblemInputs.make(problem, device_for_kernels(), seed=opts.seed)
+        inp = data.inputs
+        for cid, before in pairs:
+            c = KernelConfig.from_id(cid)
+            after = time_fn(lambda: solvers.launch(problem, c, inp.a, inp.b, inp.out,
+                                                   inp.scale_a, inp.scale_b, check=False),
+                            warmup=1, reps=20, max_ms=40).ms
+            diffs.append(abs(after - before) / before)
+    if not diffs:
+        return {}
+    diffs.sort()
+    return {"pairs": len(diffs), "median_rel_diff": statistics.median(diffs),
+            "p90_rel_diff": diffs[min(len(diffs) - 1, int(0.9 * len(diffs)))],
+            "max_rel_diff": diffs[-1]}
+
+
+def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
+              opts: SweepOptions | None = None) -> SweepSummary:
+    from tqdm import tqdm
+
+    from tilepick.bench.compile_pool import compile_all
+
+    opts = opts or SweepOptions()
+    out_dir = Path(out_dir)
+    summary = SweepSummary(sweep_id=uuid.uuid4().hex[:10])
+    done = io.done_problems(out_dir)
+    todo = []
+    seen = set()
+    for p in problems:
+        if p.key() in done:
+            summary.skipped_done += 1
+        elif p.key() not in seen:
+            seen.add(p.key())
+            todo.append(p)
+    rng = random.Random(opts.seed)
+    pool = config_pool(opts.pool, opts.seed)
+    plan = [(p, sample_configs(p, opts.sample, rng, opts.families, pool)) for p in todo]
+    t0 = time.time()
+    compiled = compile_all([(p, c) for p, cfgs in plan for c in cfgs],
+                           processes=opts.processes, progress=opts.progress)
+    summary.compile_s = time.time() - t0
+    summary.binaries = len({(cid, r.seconds) for (_, cid), r in compiled.items()})
+
+    from tilepick.provenance import collect
+
+    prov = {k: v for k, v in collect().items() if k not in ("python_version",)}
+    total = sum(len(c) + 1 for _, c in plan)
+    bar = tqdm(total=total, desc="sweep", unit="cfg", disable=not opts.progress, mininterval=2.0)
+    buffer: list[dict] = []
+    noise_rng = random.Random(opts.seed + 1)
+    noise_samples = []
+    t1 = time.time()
+    for i, (problem, configs) in enumerate(plan):
+        rows, timed, _ = _measure_problem(problem, configs, compiled, opts, prov,
+                                          summary.sweep_id, bar)
+        summary.problems += 1
+        summary.timed += timed
+        summary.rows += len(rows)
+        for r in rows:
+            if not r["valid"]:
+                summary.invalid_by_reason[r["invalid_reason"].split(":")[0]] += 1
+        buffer.extend(rows)
+        if noise_rng.random() < opts.noise_fraction:
+            top = sorted((r for r in rows if r["valid"]), key=lambda r: r["time_ms"])[:5]
+            noise_samples.append((problem, [(r["config_id"], r["time_ms"]) for r in top]))
+        if (i + 1) % opts.flush_every == 0:
+            io.write_part(out_dir, buffer)
+            buffer = []
+    io.write_part(out_dir, buffer)
+    bar.close()
+    summary.measure_s = time.time() - t1
+    summary.noise = noise_report(noise_samples, opts)
+    (out_dir / f"sweep-{summary.sweep_id}.json").write_text(json.dumps(summary.to_dict(), indent=1))
+    return summary

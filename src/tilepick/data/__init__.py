@@ -1,0 +1,1 @@
+"""Datasets: the column schema (declared once), readers, writers and compaction."""

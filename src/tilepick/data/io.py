@@ -1,0 +1,80 @@
+"""Reading and writing datasets: crash-safe parquet parts, and compaction into one file.
+
+A sweep writes each finished group of problems as one part, atomically (a temporary file
+renamed into place), so a crash loses at most the problems in flight and never leaves a
+half-written part; on resume, a problem whose rows are in a part is done and is skipped, so no
+row is measured twice.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tilepick.data.schema import NAMES, SCHEMA, to_table, validate
+
+PART_GLOB = "part-*.parquet"
+COMPRESSION = "zstd"
+
+
+def write_part(out_dir: str | os.PathLike, rows: list[dict]) -> Path | None:
+    """Write rows as a new part; the file appears complete or not at all."""
+    if not rows:
+        return None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    table = to_table(rows)
+    name = f"part-{uuid.uuid4().hex[:12]}.parquet"
+    tmp = out / f".{name}.tmp"
+    pq.write_table(table, tmp, compression=COMPRESSION)
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, out / name)
+    return out / name
+
+
+def part_files(path: str | os.PathLike) -> list[Path]:
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    return sorted(p.glob(PART_GLOB)) + sorted(p.glob("*.parquet"))
+
+
+def read_table(path: str | os.PathLike) -> pa.Table:
+    """All rows under ``path`` (a parquet file or a folder of them), schema-checked."""
+    files = list(dict.fromkeys(part_files(path)))
+    if not files:
+        return SCHEMA.empty_table()
+    return pa.concat_tables([validate(pq.read_table(f)) for f in files])
+
+
+def read_frame(path: str | os.PathLike):
+    """The dataset as a pandas DataFrame (columns in schema order)."""
+    return read_table(path).to_pandas()
+
+
+def done_problems(path: str | os.PathLike) -> set[str]:
+    """Problem keys already measured under ``path`` (resume skips them)."""
+    files = list(dict.fromkeys(part_files(path))) if Path(path).exists() else []
+    keys: set[str] = set()
+    for f in files:
+        keys.update(pq.read_table(f, columns=["problem_key"]).column(0).to_pylist())
+    return keys
+
+
+def compact(src: str | os.PathLike, dest: str | os.PathLike) -> int:
+    """Merge every part under ``src`` into one compressed file, dropping duplicate
+    (problem, config, sweep) rows; returns the row count."""
+    df = read_frame(src)
+    df = df.drop_duplicates(subset=["problem_key", "config_id", "sweep_id"], keep="last")
+    df = df.sort_values(["problem_key", "config_id"]).reset_index(drop=True)
+    table = pa.Table.from_pandas(df[NAMES], schema=SCHEMA, preserve_index=False)
+    Path(dest).parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(str(dest) + ".tmp")
+    pq.write_table(table, tmp, compression=COMPRESSION, compression_level=9)
+    os.replace(tmp, dest)
+    return table.num_rows
