@@ -97,7 +97,7 @@ def main():
             if cr is not None and not cr.ok:
                 status["invalid"] += 1
                 continue
-            r = run_config(p, c, data, warmup=1, reps=10, min_reps=3, max_ms=30,
+            r = run_config(p, c, data, warmup=0, reps=10, min_reps=3, max_ms=30,
                            stop_if_slower_than_ms=1.3 * best)
             status[r.status] = status.get(r.status, 0) + 1
             if r.status == "wrong" and len(wrong_examples) < 3:

@@ -144,7 +144,7 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar):
                                    invalid_reason=f"compile: {cr.reason}", compile_s=cr.seconds)
             bar.update(1)
             continue
-        r = run_config(problem, config, data, warmup=1, reps=opts.screen_reps, min_reps=3,
+        r = run_config(problem, config, data, warmup=0, reps=opts.screen_reps, min_reps=3,
                        max_ms=opts.screen_max_ms,
                        stop_if_slower_than_ms=opts.stop_factor * best if best < math.inf else None)
         bar.update(1)

@@ -10,6 +10,7 @@ Under Triton's interpreter the host clock is used and the timing is flagged as m
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -62,13 +63,25 @@ def _l2_flusher(device):
     return _flush_buffer
 
 
+def _hold_gpu(ms: float) -> None:
+    """Occupy the stream for about ``ms`` so that the launches queued behind it are all
+    submitted before the GPU reaches them: host (Python, launch) overhead then cannot show
+    up in the event timings as idle time between a start event and its kernel."""
+    import torch
+
+    torch.cuda._sleep(int(ms * 2.0e6))  # ~2 GHz SM clock: cycles per ms, a lead not a promise
+
+
 def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
             max_ms: float = 250.0, min_reps: int = 5, flush_l2: bool = True,
             stop_if_slower_than_ms: float | None = None) -> Timing:
-    """Median time of ``fn`` over up to ``reps`` calls (at most ``max_ms`` of GPU time).
+    """Median time of ``fn`` over up to ``reps`` calls (about ``max_ms`` of GPU time at most).
 
-    ``stop_if_slower_than_ms``: adaptive repetition for sweeps; after ``min_reps`` calls a
-    candidate whose median is clearly slower than this bound stops early.
+    Each repetition is (flush L2, start event, fn, end event), queued behind a GPU sleep long
+    enough to cover the host's submission of the whole batch, so the events measure the GPU
+    work alone. ``stop_if_slower_than_ms``: adaptive repetition for sweeps: a candidate whose
+    estimate (one call) is over twice the bound, or whose first batch is over the bound,
+    stops early.
     """
     if interpreting():
         samples = []
@@ -82,23 +95,33 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
 
     dev = torch.device("cuda", torch.cuda.current_device())
     flush = _l2_flusher(dev) if flush_l2 else None
+    host_ms = math.inf  # host time to submit one call (no synchronisation inside)
     for _ in range(warmup):
+        t0 = time.perf_counter()
         fn()
-    # estimate one call to size the repetitions to the time cap
+        host_ms = min(host_ms, (time.perf_counter() - t0) * 1e3)
+    # one call to size the repetitions, behind a hold so that host overhead is not counted
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    _hold_gpu(0.3 if host_ms == math.inf else min(20.0, 0.1 + 2 * host_ms))
     s.record()
+    t0 = time.perf_counter()
     fn()
+    host_ms = min(host_ms, (time.perf_counter() - t0) * 1e3)
     e.record()
     torch.cuda.synchronize()
-    est = max(s.elapsed_time(e), 1e-3)
+    est = max(s.elapsed_time(e), 1e-4)
+    if stop_if_slower_than_ms is not None and est > 2.0 * stop_if_slower_than_ms:
+        return Timing(est, est, est, 1, True, True)
     n = int(max(min_reps, min(reps, max_ms / est)))
     samples: list[float] = []
     stopped = False
     done = 0
     while done < n:
-        batch = min(n - done, min_reps if not samples else n - done)
+        batch = min_reps if not samples else n - done
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
+        # cover the submission of the whole batch with a sleep
+        _hold_gpu(min(20.0, 0.1 + 2.0 * batch * (host_ms + 0.03)))
         for i in range(batch):
             if flush is not None:
                 flush.zero_()
