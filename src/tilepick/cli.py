@@ -49,6 +49,11 @@ def configs(op: Op = typer.Option(Op.gemm, "--op"), m: int = M_OPT, n: int = N_O
     from tilepick import solvers
 
     p = _problem(op, m, n, k, dtype, layout, batch, tf32)
+    unknown = sorted(set(family or []) - set(solvers.SOLVERS))
+    if unknown:
+        typer.echo(f"error: unknown famil{'y' if len(unknown) == 1 else 'ies'} {unknown}: "
+                   f"choose from {sorted(solvers.SOLVERS)}", err=True)
+        raise typer.Exit(2)
     cfgs = solvers.applicable_configs(p, families=family)
     if as_json:
         rows = [{"config_id": c.id, "family": c.family,

@@ -1,0 +1,19 @@
+"""Shared test setup: every test runs kernels on the CPU through Triton's interpreter.
+
+``TRITON_INTERPRET`` is read when triton is imported, so it is set here, at import time of the
+first conftest, before any test module (or tilepick) imports triton.
+"""
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def hw():
+    """The hardware profile validity rules are checked against (a TMA-capable Hopper)."""
+    from tilepick.hardware import profile
+
+    return profile("h200")

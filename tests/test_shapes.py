@@ -1,0 +1,245 @@
+"""Problem sets: determinism, the train/validation hold-out, caps, and problem files."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tilepick.bench import shapes as S
+from tilepick.problem import GemmProblem, ProblemError
+
+
+def keys(problems):
+    return [p.key() for p in problems]
+
+
+def mnk(problems):
+    return {(p.m, p.n, p.k) for p in problems}
+
+
+@pytest.fixture(scope="module")
+def split():
+    return S.training_and_validation("bf16", "rr", seed=0)
+
+
+# -- model table and projections ----------------------------------------------------------------
+def test_llama3_8b_projections_match_published_config():
+    proj = {p.layer: (p.n, p.k) for p in S.llm_projections("llama3-8b")}
+    assert proj["qkv"] == (6144, 4096)          # (32 + 2*8) * 128
+    assert proj["attn_out"] == (4096, 4096)
+    assert proj["gate_up"] == (2 * 14336, 4096)
+    assert proj["up"] == (14336, 4096)
+    assert proj["down"] == (4096, 14336)
+    assert proj["lm_head"] == (128256, 4096)
+    assert {p.name for p in S.llm_projections("llama3-8b")} >= {"llama3-8b.qkv", "llama3-8b.down"}
+
+
+def test_gelu_models_have_no_gate_and_gemma_attention_is_wider_than_hidden():
+    layers = {p.layer for p in S.llm_projections("gpt2-small")}
+    assert "gate_up" not in layers and "up" in layers
+    gemma = {p.layer: (p.n, p.k) for p in S.llm_projections("gemma-7b")}
+    assert gemma["attn_out"] == (3072, 16 * 256)
+    assert gemma["qkv"] == (3 * 16 * 256, 3072)
+
+
+def test_model_table_covers_the_requested_models():
+    for name in ("llama2-7b", "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b",
+                 "llama3.1-405b", "mistral-7b", "mixtral-8x7b", "qwen2.5-7b", "qwen2.5-14b",
+                 "qwen2.5-32b", "qwen2.5-72b", "phi3-mini", "phi3-medium", "gemma-2b", "gemma-7b",
+                 "gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base", "bert-large",
+                 "t5-base", "t5-large"):
+        assert name in S.MODELS
+    with pytest.raises(KeyError, match="unknown model"):
+        S.llm_projections("no-such-model")
+
+
+def test_token_counts_include_powers_of_two_and_odd_values():
+    ms = S.token_counts(0)
+    assert {1 << i for i in range(15)} <= set(ms)
+    assert {3, 7, 13, 100, 777, 1000, 3000} <= set(ms)
+    assert max(ms) == 16384 and ms == sorted(set(ms))
+    assert S.token_counts(0) == ms and S.token_counts(1) != ms
+
+
+# -- determinism, duplicates, caps ---------------------------------------------------------------
+SEEDED = ["llm", "random", "tall_skinny", "k_heavy", "train", "validation", "mixed"]
+
+
+@pytest.mark.parametrize("name", sorted(S.NAMED_SETS))
+def test_named_sets_deterministic_unique_and_capped(name):
+    a = S.NAMED_SETS[name]("bf16", "rr", 0)
+    b = S.NAMED_SETS[name]("bf16", "rr", 0)
+    assert a and keys(a) == keys(b)
+    assert len(set(keys(a))) == len(a), "duplicate problem keys"
+    for p in a:
+        assert p.dtype.value == "bf16" and p.layout == "rr"
+        assert max(p.m * p.k, p.k * p.n, p.m * p.n) * p.batch <= 2**31 - 1
+        assert p.min_bytes <= S.MAX_PROBLEM_BYTES
+    if name in SEEDED:
+        assert keys(S.NAMED_SETS[name]("bf16", "rr", 1)) != keys(a)
+
+
+def test_named_sets_honour_count_dtype_and_layout():
+    for name in S.NAMED_SETS:
+        got = S.NAMED_SETS[name]("fp16", "rc", 3, count=50)
+        assert len(got) == 50, name
+        assert all(p.dtype.value == "fp16" and p.layout == "rc" for p in got)
+
+
+def test_caps_drop_oversized_llm_shapes():
+    # Gemma's 256000-wide LM head at 16384 tokens would be a 4.2e9-element C: dropped.
+    probs = S.llm("bf16", "rr", 0, m_values=[1, 16384], models=["gemma-7b"])
+    assert (1, 256000, 3072) in mnk(probs)
+    assert (16384, 256000, 3072) not in mnk(probs)
+    assert not S.within_caps(GemmProblem(65536, 65536, 1))
+
+
+def test_llm_dedups_shared_shapes_and_accepts_families():
+    probs = S.llm(m_values=[64], models=["mistral-7b", "mixtral-8x7b"])
+    assert len(mnk(probs)) == len(probs)
+    assert (64, 8, 4096) in mnk(probs)  # the Mixtral router, the only shape Mistral lacks
+    fam = S.llm(m_values=[1], models=["gpt2"])
+    assert (1, 4800, 1600) in mnk(fam)  # gpt2-xl fused QKV
+
+
+def test_generators_cover_their_corners():
+    sq = mnk(S.square())
+    assert {(4095, 4095, 4095), (4097, 4097, 4097), (64, 64, 64), (1000, 1000, 1000)} <= sq
+    assert all(min(p.m, p.n) <= 64 for p in S.tall_skinny())
+    assert all(p.k >= 8 * max(p.m, p.n) for p in S.k_heavy())
+    assert all(1 in (p.m, p.n, p.k) for p in S.edge_cases())
+    rnd = S.random_loguniform(300, seed=5)
+    assert len(rnd) == 300 and all(1 <= d <= 32768 for p in rnd for d in (p.m, p.n, p.k))
+    assert sum(d % 2 for p in rnd for d in (p.m, p.n, p.k)) > 0.3 * 900  # odd sizes are common
+
+
+# -- train / validation ----------------------------------------------------------------------------
+def test_split_sizes_and_uniqueness(split):
+    train, val = split
+    assert len(train) >= 1200 and len(set(keys(train))) == len(train)
+    assert len(val) >= 200 and len(set(keys(val))) == len(val)
+
+
+def test_split_is_disjoint_in_mnk(split):
+    train, val = split
+    assert not mnk(train) & mnk(val)
+
+
+def test_heldout_weight_shapes_never_reach_training(split):
+    train, val = split
+    held = {(p.n, p.k) for name, cfg in S.MODELS.items() if cfg.family in S.HOLDOUT_FAMILIES
+            for p in S.llm_projections(name)}
+    assert held
+    val_llm_nk = {(p.n, p.k) for p in val} & held
+    assert len(val_llm_nk) >= 20, "validation should contain many held-out weight shapes"
+    assert not {(p.n, p.k) for p in train} & held
+    # and the training set does contain LLM shapes of the other models
+    kept = {(p.n, p.k) for name, cfg in S.MODELS.items() if cfg.family not in S.HOLDOUT_FAMILIES
+            for p in S.llm_projections(name)} - held
+    assert len({(p.n, p.k) for p in train} & kept) >= 40
+
+
+def test_split_deterministic_and_seed_dependent(split):
+    train, val = split
+    t2, v2 = S.training_and_validation("bf16", "rr", seed=0)
+    assert keys(t2) == keys(train) and keys(v2) == keys(val)
+    t3, v3 = S.training_and_validation("bf16", "rr", seed=1)
+    assert keys(t3) != keys(train) and keys(v3) != keys(val)
+    assert not mnk(t3) & mnk(v3)
+
+
+def test_split_pools_do_not_depend_on_requested_sizes(split):
+    train, val = split
+    big_train, _ = S.training_and_validation("bf16", "rr", seed=0, n_train=2500, n_val=50)
+    assert len(big_train) == 2500
+    assert not mnk(big_train) & mnk(val)
+
+
+# -- problem files ---------------------------------------------------------------------------------
+SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),
+          GemmProblem(3, 5, 7, batch=4, dtype="fp32", tf32=True),
+          GemmProblem(64, 64, 64, layout="rr", lda=128)]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_problem_file_round_trip(tmp_path, suffix):
+    path = S.write_problem_file(SAMPLE, tmp_path / f"probs{suffix}")
+    assert keys(S.read_problem_file(path)) == keys(SAMPLE)
+    plain = S.training_and_validation(seed=0, n_train=40, n_val=10)[1]
+    path = S.write_problem_file(plain, tmp_path / f"plain{suffix}")
+    if suffix == ".csv":
+        assert path.read_text().splitlines()[0] == "m,n,k,batch,dtype,layout"
+    assert keys(S.read_problem_file(path)) == keys(plain)
+
+
+def test_csv_defaults_comments_and_extra_columns(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text("# exported shapes\nm,n,k,name\n16,32,64,layer0\n\n1024.0,1,3,lm\n")
+    got = S.read_problem_file(path, dtype="fp16", layout="rc")
+    assert [(p.m, p.n, p.k) for p in got] == [(16, 32, 64), (1024, 1, 3)]
+    assert all(p.dtype.value == "fp16" and p.layout == "rc" for p in got)
+
+
+def test_jsonl_op_field(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"op": "gemm", "m": 2, "n": 3, "k": 4}\n'
+                    '{"m": 5, "n": 6, "k": 7, "batch": 2}\n')
+    assert mnk(S.read_problem_file(path)) == {(2, 3, 4), (5, 6, 7)}
+    path.write_text('{"m": 2, "n": 3, "k": 4}\n{"op": "conv", "m": 2, "n": 3, "k": 4}\n')
+    with pytest.raises(ProblemError, match=r"p\.jsonl:2: .*conv"):
+        S.read_problem_file(path)
+
+
+@pytest.mark.parametrize("text, line, what", [
+    ("m,n,k\n1,2,3\n4,x,6\n", 3, "n must be an integer"),
+    ("m,n,k\n1,2,3\n\n4,0,6\n", 4, "> 0"),
+    ("m,n,k,dtype\n1,2,3,bf16\n4,5,6,int3\n", 3, "unsupported dtype"),
+    ("m,n,k,layout\n1,2,3,rr\n4,5,6,xy\n", 3, "unknown layout"),
+    ("m,n\n1,2\n", 1, "header must name columns"),
+    ("m,n,k\n1,2,3\n1,2,3,4\n", 3, "values but the header"),
+    ("m,n,k,batch\n1,2,3,1.5\n", 2, "batch must be an integer"),
+])
+def test_bad_csv_rows_name_the_line(tmp_path, text, line, what):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(ProblemError, match=rf"bad\.csv:{line}: .*{what}"):
+        S.read_problem_file(path)
+
+
+@pytest.mark.parametrize("text, line, what", [
+    ('{"m": 1, "n": 2, "k": 3}\n{"m": 1, "n": 2}\n', 2, "missing k"),
+    ('{"m": 1, "n": 2, "k": 3}\n\n{"m": 1, "n": 2, "k": 3\n', 3, "not valid JSON"),
+    ('[1, 2, 3]\n', 1, "JSON object"),
+    ('{"m": 1, "n": 2, "k": -3}\n', 1, "> 0"),
+])
+def test_bad_jsonl_rows_name_the_line(tmp_path, text, line, what):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(text)
+    with pytest.raises(ProblemError, match=rf"bad\.jsonl:{line}: .*{what}"):
+        S.read_problem_file(path)
+
+
+def test_resolve_problems_names_and_files(tmp_path):
+    want = S.NAMED_SETS["edge"]("bf16", "rr", 0, 5)
+    assert keys(S.resolve_problems("edge", count=5)) == keys(want)
+    path = S.write_problem_file(SAMPLE[:2], tmp_path / "x.csv")
+    assert keys(S.resolve_problems(str(path))) == keys(SAMPLE[:2])
+    with pytest.raises(ProblemError, match="unknown problem set"):
+        S.resolve_problems("nonexistent-set")
+
+
+def test_no_kernel_imports():
+    import subprocess
+
+    code = ("import sys, tilepick.bench.shapes; "
+            "print(any(m.startswith(('tilepick.kernels', 'triton')) for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_written_jsonl_is_plain_json(tmp_path):
+    path = S.write_problem_file(SAMPLE[:1], tmp_path / "one.jsonl")
+    assert json.loads(path.read_text()) == {"op": "gemm", "m": 1, "n": 4096, "k": 4096,
+                                            "batch": 1, "dtype": "bf16", "layout": "rr"}

@@ -1,0 +1,224 @@
+"""Timing statistics and the runner that judges one candidate (ok / wrong / invalid / n.a.)."""
+
+import pytest
+import torch
+
+from tilepick import solvers
+from tilepick.bench import timing
+from tilepick.bench.runner import ProblemInputs, RunResult, run_config
+from tilepick.config import KernelConfig
+from tilepick.problem import GemmProblem
+from tilepick.solvers import ConfigInvalidError
+from tilepick import tensors
+from tilepick.tensors import reference, tolerance
+
+# -- statistics ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("xs, q, expected", [
+    ([1.0, 2.0, 3.0, 4.0, 5.0], 0.5, 3.0),
+    ([1.0, 2.0, 3.0, 4.0, 5.0], 0.2, 1.8),    # position 0.8 between 1 and 2
+    ([1.0, 2.0, 3.0, 4.0, 5.0], 0.8, 4.2),    # position 3.2 between 4 and 5
+    ([5.0, 1.0, 4.0, 2.0, 3.0], 0.2, 1.8),    # order does not matter
+    ([10.0, 20.0], 0.2, 12.0),
+    ([10.0, 20.0], 0.8, 18.0),
+    ([7.0], 0.2, 7.0),
+    ([3.0, 1.0, 2.0], 0.0, 1.0),
+    ([3.0, 1.0, 2.0], 1.0, 3.0),
+    ([2.0, 2.0, 2.0, 9.0], 0.5, 2.0),
+])
+def test_quantile(xs, q, expected):
+    assert timing._quantile(xs, q) == pytest.approx(expected)
+
+
+def test_quantile_does_not_sort_in_place():
+    xs = [3.0, 1.0, 2.0]
+    timing._quantile(xs, 0.5)
+    assert xs == [3.0, 1.0, 2.0]
+
+
+def test_summarize_even_count():
+    t = timing.summarize([4.0, 1.0, 3.0, 2.0])
+    # sorted 1 2 3 4: median 2.5; p20 at position 0.6 -> 1.6; p80 at position 2.4 -> 3.4
+    assert t.ms == pytest.approx(2.5)
+    assert t.p20_ms == pytest.approx(1.6)
+    assert t.p80_ms == pytest.approx(3.4)
+    assert t.reps == 4 and t.meaningful and not t.stopped_early
+
+
+def test_summarize_odd_count_and_flags():
+    t = timing.summarize([0.9, 0.5, 0.7, 0.6, 0.8, 10.0], meaningful=False, stopped_early=True)
+    # sorted .5 .6 .7 .8 .9 10: median .75; p20 at 1.0 -> .6; p80 at 4.0 -> .9
+    assert (t.ms, t.p20_ms, t.p80_ms) == pytest.approx((0.75, 0.6, 0.9))
+    assert t.reps == 6 and not t.meaningful and t.stopped_early
+    assert t.p20_ms <= t.ms <= t.p80_ms
+
+
+def test_summarize_single_sample():
+    t = timing.summarize([1.25])
+    assert (t.ms, t.p20_ms, t.p80_ms, t.reps) == (1.25, 1.25, 1.25, 1)
+
+
+def test_timing_to_dict():
+    d = timing.summarize([1.0, 2.0, 3.0]).to_dict()
+    assert d == {"ms": 2.0, "p20_ms": pytest.approx(1.4), "p80_ms": pytest.approx(2.6), "reps": 3,
+                 "meaningful": True, "stopped_early": False}
+
+
+# -- time_fn under the interpreter -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("reps, calls", [(25, 2), (2, 2), (1, 1)])
+def test_time_fn_interpreter(reps, calls):
+    n = []
+    t = timing.time_fn(lambda: n.append(1), reps=reps)
+    assert len(n) == calls  # no warmup, no L2 flush, no CUDA events on the CPU
+    assert t.meaningful is False
+    assert t.reps == calls
+    assert t.ms >= 0 and t.p20_ms <= t.ms <= t.p80_ms
+
+
+def test_interleaved_interpreter():
+    order = []
+    out = timing.interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")},
+                             rounds=3, reps=1)
+    assert set(out) == {"a", "b"}
+    assert all(len(v) == 3 and not any(t.meaningful for t in v) for v in out.values())
+    assert order == ["a", "b"] * 3
+
+
+# -- runner ----------------------------------------------------------------------------------
+
+PROBLEM = GemmProblem(64, 64, 64, dtype="bf16")
+TMA = KernelConfig.from_id("gemm.tma.m64n64k32.g1.w4.s2")
+
+
+@pytest.fixture
+def data():
+    return ProblemInputs.make(PROBLEM, "cpu", seed=0)
+
+
+def test_problem_inputs_reference_is_cached(data):
+    ref = data.ref
+    assert ref.rows is None and ref.cols is None  # small output: checked in full
+    assert ref.values.dtype == torch.float64 and ref.values.shape == (64, 64)
+    assert torch.equal(ref.values, reference(PROBLEM, data.inputs))
+    assert data.ref is ref
+
+
+def test_run_config_large_output_lattice_check(monkeypatch):
+    """Large outputs are checked on a lattice; an unwritten element anywhere still fails."""
+    monkeypatch.setattr(tensors, "FULL_CHECK_MAX_ELEMS", 1 << 12)
+    p = GemmProblem(1024, 512, 16, dtype="fp16")
+    data = ProblemInputs.make(p, "cpu", seed=0)
+    assert data.ref.rows is not None and len(data.ref.rows) < p.m
+    assert run_config(p, "gemm.cublas", data, timed=False).status == "ok"
+    original = solvers.SOLVERS["gemm.cublas"].launch
+
+    def one_hole(problem, config, a, b, out, scale_a=None, scale_b=None):
+        original(problem, config, a, b, out, scale_a, scale_b)
+        out[1023, 511] = float("nan")
+        return out
+
+    monkeypatch.setattr(solvers.SOLVERS["gemm.cublas"], "launch", one_hole)
+    res = run_config(p, "gemm.cublas", data, timed=False)
+    assert res.status == "wrong" and res.rel_error == float("inf")
+
+
+def test_run_config_ok(data):
+    res = run_config(PROBLEM, TMA, data, timed=False)
+    assert res.status == "ok" and res.ok
+    assert res.config_id == TMA.id
+    assert 0 <= res.rel_error <= tolerance(PROBLEM)
+    assert res.timing is None and res.reason == ""
+    assert not bool(torch.isnan(data.inputs.out).any())
+
+
+def test_run_config_ok_timed_and_string_id(data):
+    res = run_config(PROBLEM, TMA.id, data)
+    assert res.status == "ok"
+    assert res.timing is not None and res.timing.meaningful is False
+    d = res.to_dict()
+    assert d["status"] == "ok" and d["config_id"] == TMA.id
+    assert {"ms", "p20_ms", "p80_ms", "reps", "meaningful"} <= set(d)
+
+
+def test_run_config_unchecked(data):
+    res = run_config(PROBLEM, TMA, data, check=False, timed=False)
+    assert res.status == "ok" and res.rel_error is None
+
+
+def test_run_config_cublas(data):
+    res = run_config(PROBLEM, "gemm.cublas", data, timed=False)
+    assert res.status == "ok" and res.rel_error <= tolerance(PROBLEM)
+
+
+def test_run_config_not_applicable():
+    p = GemmProblem(64, 64, 64, lda=65, dtype="fp16")
+    data = ProblemInputs.make(p, "cpu")
+    res = run_config(p, "gemm.tma.m64n64k32.g1.w4.s2", data)
+    assert res.status == "not_applicable" and not res.ok
+    assert "lda=65" in res.reason and "16" in res.reason
+    assert res.rel_error is None and res.timing is None
+    assert bool(torch.isnan(data.inputs.out).all())  # never launched
+
+
+def test_run_config_wrong_when_kernel_writes_garbage(data, monkeypatch):
+    calls = []
+
+    def zeros(problem, config, a, b, out, scale_a=None, scale_b=None):
+        calls.append(config.id)
+        out.zero_()
+        return out
+
+    monkeypatch.setattr(solvers.SOLVERS["gemm.tma"], "launch", zeros)
+    res = run_config(PROBLEM, TMA, data)
+    assert res.status == "wrong" and not res.ok
+    assert res.rel_error == pytest.approx(1.0)
+    assert "tolerance" in res.reason
+    assert res.timing is None  # a wrong candidate is not timed
+    assert calls == [TMA.id]
+
+
+def test_run_config_wrong_when_output_not_written(data, monkeypatch):
+    monkeypatch.setattr(solvers.SOLVERS["gemm.tma"], "launch", lambda p, c, a, b, out, *s: out)
+    res = run_config(PROBLEM, TMA, data, timed=False)
+    assert res.status == "wrong" and res.rel_error == float("inf")
+
+
+def test_run_config_wrong_when_slightly_off(data, monkeypatch):
+    original = solvers.SOLVERS["gemm.tma"].launch
+
+    def off(problem, config, a, b, out, scale_a=None, scale_b=None):
+        original(problem, config, a, b, out, scale_a, scale_b)
+        out.mul_(1.05)  # 5% off: above the bf16 tolerance of 2%
+        return out
+
+    monkeypatch.setattr(solvers.SOLVERS["gemm.tma"], "launch", off)
+    res = run_config(PROBLEM, TMA, data, timed=False)
+    assert res.status == "wrong" and 0.02 < res.rel_error < 0.1
+
+
+def test_run_config_refills_output_before_checking(data):
+    data.inputs.out.fill_(0.0)  # a stale (or correct) previous result must not count
+    assert run_config(PROBLEM, TMA, data, timed=False).status == "ok"
+
+
+@pytest.mark.parametrize("exc, reason", [
+    (ConfigInvalidError("gemm.tma... failed: OutOfResources"), "OutOfResources"),
+    (RuntimeError("launch failed\nsecond line"), "RuntimeError: launch failed"),
+])
+def test_run_config_invalid(data, monkeypatch, exc, reason):
+    def fail(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(solvers.SOLVERS["gemm.tma"], "launch", fail)
+    res = run_config(PROBLEM, TMA, data)
+    assert res.status == "invalid" and reason in res.reason
+    assert "second line" not in res.reason
+
+
+def test_run_result_to_dict_without_timing():
+    d = RunResult("gemm.cublas", "not_applicable", reason="why").to_dict()
+    assert d == {"config_id": "gemm.cublas", "status": "not_applicable", "rel_error": None,
+                 "reason": "why"}
