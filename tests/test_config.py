@@ -301,11 +301,6 @@ def test_int32_offset_limit(hw):
     assert solvers.SOLVERS["gemm.cublas"].is_applicable(p, hw)
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="src (suspected bug): TmaSolver.min_block_n=32 and the split-K "
-                          "families' min_block_n=16 are below the smallest block_n of their "
-                          "spaces (64), so the 'block_n larger than N needs' rule leaves no "
-                          "config for N <= 32 while N=33 gets configs")
 @pytest.mark.parametrize("family", ["gemm.tma", "gemm.tma_persistent", "gemm.splitk",
                                     "gemm.splitk_atomic"])
 def test_small_n_has_configs(family, hw):

@@ -90,26 +90,6 @@ def largest(configs):
 
 
 TMA_FAMILIES = ("gemm.tma", "gemm.tma_persistent", "gemm.tma_repack")
-UNSQUEEZE_BUG = ("src bug: TmaSolver.calls builds descriptors from _as3d(t) = t.unsqueeze(0); "
-                 "for a 2-D column-major operand the new batch stride is its row count "
-                 "(m for A, k for B) elements, not a 16-byte multiple here, and "
-                 "TensorDescriptor asserts 'strides must be 16-byte aligned'")
-
-
-def hits_unsqueeze_bug(p: GemmProblem, family: str) -> bool:
-    """Whether a TMA launch gets a 2-D column-major operand whose unsqueezed batch stride
-    breaks the TMA stride rule although its leading dimension is aligned (see UNSQUEEZE_BUG)."""
-    if family not in TMA_FAMILIES or p.batch != 1:
-        return False
-    i = p.dtype.itemsize
-
-    def copied(ld):  # tma_repack copies misaligned operands into aligned 3-D workspace
-        return family == "gemm.tma_repack" and bool((ld * i) % 16 or p.base_align < 16)
-    if not p.a_row_major and not copied(p.lda) and (p.m * i) % 16:
-        return True
-    return not p.b_row_major and not copied(p.ldb) and bool((p.k * i) % 16)
-
-
 @contextlib.contextmanager
 def _spaces_built_once():
     """Collection-time speed-up only: config.space() rebuilds (and re-validates) every
@@ -150,13 +130,8 @@ def _collect_cases():
                     if shape in SMALLEST_TOO.get(family, ()) and dtype in SMALLEST_DTYPES:
                         if smallest(configs) != picks[0]:
                             picks.append(smallest(configs))
-                    marks = []
-                    if hits_unsqueeze_bug(p, family):
-                        marks = [pytest.mark.xfail(strict=True, raises=AssertionError,
-                                                   reason=UNSQUEEZE_BUG)]
                     for c in picks:
-                        cases.append(pytest.param(p, c, id=f"{c.id}-{p.key()}-{shape}",
-                                                  marks=marks))
+                        cases.append(pytest.param(p, c, id=f"{c.id}-{p.key()}-{shape}"))
     return cases
 
 
@@ -285,22 +260,14 @@ def test_config_id_strings_are_accepted():
         solvers.launch(p, "gemm.tma.m64n64", None, None, None)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=UNSQUEEZE_BUG)
 def test_tma_column_major_operand_with_padded_leading_dimension():
-    """Minimal reproduction of UNSQUEEZE_BUG: A is 36 x 64, column-major, lda=40 (80 bytes,
-    TMA-legal); gemm.tma declares itself applicable, then the descriptor of the unsqueezed
-    A gets a batch stride of 36 elements = 72 bytes."""
+    """Regression: A is 36 x 64, column-major, lda=40 (80 bytes, TMA-legal); the descriptor of
+    a 2-D operand used to get a batch stride of 36 elements = 72 bytes (unsqueeze)."""
     p = GemmProblem(36, 64, 64, dtype="fp16", layout="cr", lda=40)
     assert solvers.SOLVERS["gemm.tma"].not_applicable_reason(p, current()) is None
     run_and_check(p, smallest(solvers.SOLVERS["gemm.tma"].configs(p)))
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="src bug: TmaRepackSolver.launch copies an operand only when its "
-                          "leading dimension or base pointer is misaligned (_needs), not when "
-                          "its batch stride is; base_align < 16 from a batch stride alone "
-                          "makes tma_repack applicable, then TensorDescriptor asserts "
-                          "'strides must be 16-byte aligned'")
 def test_tma_repack_misaligned_batch_stride():
     # A: 2 batches of 3 x 8 bf16, row stride 8 (16 bytes), batch stride 28 (56 bytes)
     a = torch.randn(56, dtype=torch.float32).to(torch.bfloat16).as_strided((2, 3, 8), (28, 8, 1))
@@ -523,10 +490,7 @@ def _collect_random_sweep(n: int, seed: int):
         configs = solvers.SOLVERS[family].configs(p, hw)
         if configs:
             c = rng.choice(configs)
-            marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=UNSQUEEZE_BUG)
-                     ] if hits_unsqueeze_bug(p, family) else []
-            cases.append(pytest.param(p, c, rng.randint(0, 1000), id=f"{c.id}-{p.key()}",
-                                      marks=marks))
+            cases.append(pytest.param(p, c, rng.randint(0, 1000), id=f"{c.id}-{p.key()}"))
     return cases
 
 

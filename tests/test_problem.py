@@ -76,9 +76,6 @@ def test_leading_dimension_below_packed(layout, name, value, packed):
     assert f"{name}={value}" in msg and str(packed) in msg and layout in msg
 
 
-@pytest.mark.xfail(strict=True, reason="src bug: leading dimensions are not checked to be "
-                                       "ints: lda=10.5 is accepted and gives the key "
-                                       "'...lda10.5' that from_key cannot parse")
 @pytest.mark.parametrize("name", ["lda", "ldb", "ldc"])
 def test_leading_dimensions_must_be_ints(name):
     with pytest.raises(ProblemError):
@@ -203,9 +200,6 @@ def test_from_key_rejects_bad_keys(key):
         GemmProblem.from_key(key)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="src bug: from_key with a missing size field raises TypeError "
-                          "(GemmProblem.__init__ missing 'k'), not ProblemError")
 def test_from_key_missing_size_field_is_problem_error():
     with pytest.raises(ProblemError):
         GemmProblem.from_key("gemm.bf16.rr.m1.n1.b2")
@@ -491,9 +485,6 @@ def test_overlapping_batches_rejected():
     assert "batch stride 10" in msg
 
 
-@pytest.mark.xfail(strict=True, reason="src bug: from_tensors does not reject an out whose "
-                                       "batches overlap (stride(0) == 0); every batch would "
-                                       "write the same memory")
 def test_out_broadcast_batch_rejected():
     out = torch.empty(1, 4, 4).expand(2, 4, 4)
     _raises(torch.randn(2, 4, 4), torch.randn(2, 4, 4), out)

@@ -8,6 +8,7 @@ libraries (``gemm.cublas``), round-trips through :meth:`KernelConfig.from_id`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass
@@ -111,14 +112,22 @@ class KernelConfig:
             raise ConfigError(f"not a kernel config id: {config_id!r} "
                               "(expected e.g. gemm.ptr.m128n128k64.g8.w4.s3)")
         g = m.groupdict()
-        return cls(g["fam"], int(g["bm"]), int(g["bn"]), int(g["bk"]), int(g["g"]), int(g["w"]),
-                   int(g["s"]), int(g["sk"] or 1))
+        c = cls(g["fam"], int(g["bm"]), int(g["bn"]), int(g["bk"]), int(g["g"]), int(g["w"]),
+                int(g["s"]), int(g["sk"] or 1))
+        if c.id != config_id:  # one spelling per kernel: ids are keys everywhere
+            raise ConfigError(f"non-canonical config id {config_id!r}; the id is {c.id!r}")
+        return c
+
+
+@functools.lru_cache(maxsize=None)
+def _space(family: str) -> tuple[KernelConfig, ...]:
+    if family in VENDOR_FAMILIES:
+        return (KernelConfig(family),)
+    grid = SPACES[family]
+    return tuple(KernelConfig(family, **dict(zip(PARAM_NAMES, values)))
+                 for values in itertools.product(*(grid[p] for p in PARAM_NAMES)))
 
 
 def space(family: str) -> list[KernelConfig]:
     """Every config the family declares (before the per-problem validity rules)."""
-    if family in VENDOR_FAMILIES:
-        return [KernelConfig(family)]
-    grid = SPACES[family]
-    return [KernelConfig(family, **dict(zip(PARAM_NAMES, values)))
-            for values in itertools.product(*(grid[p] for p in PARAM_NAMES))]
+    return list(_space(family))

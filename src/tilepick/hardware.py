@@ -77,7 +77,9 @@ def current() -> HardwareProfile:
         return _current
     env = os.environ.get("TILEPICK_ARCH")
     prof = None
-    if not env and not os.environ.get("TRITON_INTERPRET"):
+    from tilepick.runtime import interpreting
+
+    if not env and not interpreting():
         try:
             import torch
 

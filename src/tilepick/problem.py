@@ -136,6 +136,8 @@ class GemmProblem:
             v = getattr(self, name)
             if v is None:
                 set_(name, dflt)
+            elif isinstance(v, bool) or not isinstance(v, int):
+                raise ProblemError(f"{name} must be an int, got {v!r}")
             elif v < minimum[name]:
                 raise ProblemError(f"{name}={v} is smaller than the packed leading dimension "
                                    f"{minimum[name]} for layout {self.layout} "
@@ -217,6 +219,9 @@ class GemmProblem:
                 raise ProblemError(f"bad field {p!r} in problem key {key!r}")
             name = re.match(r"^[a-z]+", p).group(0)
             kw[names[name]] = int(p[len(name):])
+        missing = [f for f in ("m", "n", "k") if f not in kw]
+        if missing:
+            raise ProblemError(f"problem key {key!r} lacks {missing}")
         return cls(**kw)
 
     def to_dict(self) -> dict:
@@ -279,7 +284,8 @@ class GemmProblem:
                                        "an operand while it is read")
             ptrs.append(out.data_ptr())
         if batch > 1:
-            for name, t, rows, cols in (("a", a, m, k), ("b", b, k, n)):
+            operands = (("a", a, m, k), ("b", b, k, n)) + ((("out", out, m, n),) if out is not None else ())
+            for name, t, rows, cols in operands:
                 if t.stride(0) == 0 or t.stride(0) < rows * cols and rows * cols > 1:
                     raise ProblemError(f"{name} has batch stride {t.stride(0)}: batches must not "
                                        f"overlap (broadcast batches are not supported)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from tilepick.config import KernelConfig
+from tilepick.config import SPACES, KernelConfig
 from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import DType, GemmProblem, cdiv, next_pow2
 from tilepick.runtime import patch_interpreter
@@ -23,7 +23,14 @@ MAX_MATRIX_ELEMS = 2**31 - 1
 
 
 def _as3d(t):
-    return t if t.dim() == 3 else t.unsqueeze(0)
+    """A 2-D matrix as a batch of one. The batch stride spans the whole matrix (rows * ld for
+    either major order), so it keeps the leading dimension's alignment (TMA checks it);
+    ``unsqueeze`` would give rows * stride(0), which for a column-major matrix is just M."""
+    if t.dim() == 3:
+        return t
+    rows, cols = t.shape
+    span = max(rows * t.stride(0), cols * t.stride(1), 1)
+    return t.as_strided((1, rows, cols), (span, t.stride(0), t.stride(1)))
 
 
 def _precision(problem: GemmProblem) -> str:
@@ -50,9 +57,16 @@ class LaunchPlan:
 class TritonGemmSolver(Solver):
     """Rules shared by every Triton family."""
 
-    min_block_m = 16
-    min_block_n = 16
     uses_tma = False
+
+    @property
+    def min_block_m(self) -> int:
+        """The smallest tile the family declares: the floor of the 'larger than needed' rule."""
+        return min(SPACES[self.family]["block_m"])
+
+    @property
+    def min_block_n(self) -> int:
+        return min(SPACES[self.family]["block_n"])
 
     def not_applicable_reason(self, problem: GemmProblem, hw: HardwareProfile) -> str | None:
         p = problem
@@ -80,7 +94,7 @@ class TritonGemmSolver(Solver):
             return f"block_m={c.block_m} is larger than M={p.m} needs"
         if c.block_n > max(self.min_block_n, next_pow2(p.n)):
             return f"block_n={c.block_n} is larger than N={p.n} needs"
-        if c.block_k > max(32, next_pow2(p.k)):
+        if c.block_k > max(min(SPACES[self.family]["block_k"]), next_pow2(p.k)):
             return f"block_k={c.block_k} is larger than K={p.k} needs"
         if c.split_k > 1:
             if cdiv(p.k, c.block_k) < c.split_k:
@@ -203,8 +217,6 @@ class TmaSolver(TritonGemmSolver):
 
     family = "gemm.tma"
     persistent = False
-    min_block_m = 64
-    min_block_n = 32
     uses_tma = True
 
     def not_applicable_reason(self, problem, hw):
@@ -326,7 +338,8 @@ class TmaRepackSolver(TmaSolver):
         return view
 
     def _needs(self, t, ld_elems, itemsize) -> bool:
-        return (ld_elems * itemsize) % 16 != 0 or t.data_ptr() % 16 != 0
+        return ((ld_elems * itemsize) % 16 != 0 or t.data_ptr() % 16 != 0
+                or (t.shape[0] > 1 and (t.stride(0) * itemsize) % 16 != 0))
 
     def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
         p, q = problem, self.aligned_problem(problem)
