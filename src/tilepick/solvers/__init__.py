@@ -5,6 +5,7 @@ from __future__ import annotations
 from tilepick.config import KernelConfig
 from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import GemmProblem
+from tilepick.runtime import require_device
 from tilepick.solvers.base import ConfigInvalidError, NotApplicableError, Solver
 from tilepick.solvers.cublas import CublasSolver
 from tilepick.solvers.triton_gemm import (PointerSolver, SplitKAtomicSolver, SplitKSolver,
@@ -41,5 +42,7 @@ def launch(problem: GemmProblem, config: KernelConfig | str, a, b, out, scale_a=
         config = KernelConfig.from_id(config)
     solver = SOLVERS[config.family]
     if check:
+        for name, t in (("a", a), ("b", b), ("out", out)):
+            require_device(t, name)
         solver.check(problem, config, hw)
     return solver.launch(problem, config, a, b, out, scale_a, scale_b)
