@@ -10,4 +10,19 @@ try:
 except Exception:  # running from a source tree without installation
     __version__ = "0.0.0+src"
 
-__all__ = ["GemmProblem", "DType", "KernelConfig", "ProblemError", "__version__"]
+__all__ = ["GemmProblem", "DType", "KernelConfig", "ProblemError", "__version__", "matmul",
+           "bmm", "linear", "Dispatcher"]
+
+
+def __getattr__(name):
+    """The torch-facing API loads lazily: importing tilepick for its CLI, data or model code
+    must not pay for (or require) the dispatcher."""
+    if name in ("matmul", "bmm", "linear", "set_dispatcher", "default_dispatcher"):
+        from tilepick import api
+
+        return getattr(api, name)
+    if name == "Dispatcher":
+        from tilepick.dispatch.dispatcher import Dispatcher
+
+        return Dispatcher
+    raise AttributeError(f"module 'tilepick' has no attribute {name!r}")

@@ -233,6 +233,81 @@ def data_summary(path: str = typer.Argument(..., help="a parquet file or folder"
         "retimed_rows": int(df.retimed.fillna(False).sum())}, indent=1))
 
 
+db_app = typer.Typer(help="the performance database (user db; TILEPICK_USER_DB sets its path)",
+                      no_args_is_help=True)
+app.add_typer(db_app, name="db")
+DB_OPT = typer.Option(None, "--db", help="database file (default: the user db)")
+
+
+def _db(path):
+    from tilepick.dispatch.perfdb import PerfDb, default_user_db_path
+
+    return PerfDb(path or default_user_db_path())
+
+
+@db_app.command("list")
+def db_list(db: Optional[str] = DB_OPT, as_json: bool = typer.Option(False, "--json")):
+    """One line per tuned problem: winner, mode, date, GPU and versions."""
+    rows = _db(db).entries()
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    for r in rows:
+        typer.echo(f"{r['problem_key']}  {r['winner']}  {r['mode']}  {r['date']}  "
+                   f"{r['gpu_name']}  torch {r['torch']}  triton {r['triton']}  "
+                   f"({r['candidates']} candidates)")
+    typer.echo(f"{len(rows)} problems")
+
+
+@db_app.command("show")
+def db_show(problem_key: str = typer.Argument(..., help="problem key, e.g. gemm.bf16.rr.m128.n4096.k4096"),
+            db: Optional[str] = DB_OPT):
+    """Every benchmarked candidate of a problem (all environments)."""
+    store = _db(db)
+    rows = [r for r in store.entries() if r["problem_key"] == problem_key]
+    for r in rows:
+        rec = store.lookup_env_key(r["env_key"], problem_key)
+        typer.echo(f"{problem_key} on {r['gpu_name']} (env {r['env_key']}, torch {r['torch']}, "
+                   f"triton {r['triton']}): winner {rec.winner} ({rec.mode}, {rec.date})")
+        order = sorted(rec.timings.items(), key=lambda kv: (kv[1][0] is None, kv[1][0] or 0))
+        for cid, (ms, status, reason) in order:
+            typer.echo(f"  {cid:48s} {'-' if ms is None else f'{ms:.4f} ms':>12s} {status} {reason or ''}")
+    if not rows:
+        typer.echo(f"error: {problem_key} is not in {store.path}", err=True)
+        raise typer.Exit(1)
+
+
+@db_app.command("export")
+def db_export(out: str = typer.Option(..., "--out", help="tuning file (JSON) to write"),
+              db: Optional[str] = DB_OPT):
+    """Write every entry to a tuning file: tune on one machine, ship the file, import elsewhere."""
+    n = _db(db).export(out)
+    typer.echo(f"{n} problems -> {out}")
+
+
+@db_app.command("import")
+def db_import(file: str = typer.Argument(..., help="tuning file written by 'db export'"),
+              db: Optional[str] = DB_OPT):
+    """Merge a tuning file into the database."""
+    from tilepick.dispatch.perfdb import PerfDbError
+
+    try:
+        n = _db(db).import_file(file)
+    except PerfDbError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"{n} problems imported")
+
+
+@db_app.command("clear")
+def db_clear(db: Optional[str] = DB_OPT, yes: bool = typer.Option(False, "--yes")):
+    """Delete every entry."""
+    if not yes:
+        typer.echo("error: pass --yes to delete every entry", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"{_db(db).clear()} problems deleted")
+
+
 def main():  # pragma: no cover
     sys.exit(app())
 

@@ -33,6 +33,11 @@ class ProblemError(ValueError):
     """A problem that cannot be built or served; the message names what is wrong."""
 
 
+class UnsupportedProblem(ProblemError):
+    """Valid input that tilepick's kernels do not serve (e.g. float64, broadcast batches):
+    the dispatcher hands such calls to torch (cuBLAS) instead of failing."""
+
+
 class DType(str, Enum):
     """Input precisions. Accumulation is always fp32; the output dtype is ``out_dtype``."""
 
@@ -79,7 +84,7 @@ class DType(str, Enum):
         for d in cls:
             if d.torch_dtype == dtype:
                 return d
-        raise ProblemError(f"unsupported tensor dtype {dtype}: tilepick GEMMs take "
+        raise UnsupportedProblem(f"unsupported tensor dtype {dtype}: tilepick GEMMs take "
                            f"float16, bfloat16, float32 or float8_e4m3fn inputs")
 
 
@@ -287,7 +292,7 @@ class GemmProblem:
             operands = (("a", a, m, k), ("b", b, k, n)) + ((("out", out, m, n),) if out is not None else ())
             for name, t, rows, cols in operands:
                 if t.stride(0) == 0 or t.stride(0) < rows * cols and rows * cols > 1:
-                    raise ProblemError(f"{name} has batch stride {t.stride(0)}: batches must not "
+                    raise UnsupportedProblem(f"{name} has batch stride {t.stride(0)}: batches must not "
                                        f"overlap (broadcast batches are not supported)")
         align = 16
         for p in ptrs:
@@ -312,7 +317,7 @@ def _matrix_layout(name: str, t) -> tuple[bool, int]:
     if s_r == 1 or rows == 1:
         if cols == 1 or s_c >= rows:
             return False, max(s_c if cols > 1 else rows, rows)
-    raise ProblemError(f"{name} with shape {tuple(t.shape)} and strides {t.stride()} is neither "
+    raise UnsupportedProblem(f"{name} with shape {tuple(t.shape)} and strides {t.stride()} is neither "
                        "row- nor column-major; call .contiguous() first")
 
 

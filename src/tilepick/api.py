@@ -1,0 +1,86 @@
+"""``tilepick.matmul`` / ``bmm`` / ``linear``: run the chosen kernel for a PyTorch call.
+
+The default dispatcher is made on first use (find mode from ``TILEPICK_FIND_MODE``, default
+``db``); ``set_dispatcher`` replaces it. Problems tilepick does not serve (float64, broadcast
+batches, exotic strides) go to torch, i.e. cuBLAS; bad input raises ``ProblemError``.
+Inside ``torch.compile`` graphs the call goes through the custom op ``tilepick::matmul``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+
+from tilepick.dispatch.dispatcher import Dispatcher
+from tilepick.problem import DType, GemmProblem, UnsupportedProblem
+
+_default: Dispatcher | None = None
+_lock = threading.Lock()
+
+
+def default_dispatcher() -> Dispatcher:
+    global _default
+    if _default is None:
+        with _lock:
+            if _default is None:
+                _default = Dispatcher()
+    return _default
+
+
+def set_dispatcher(dispatcher: Dispatcher | None) -> None:
+    global _default
+    _default = dispatcher
+
+
+def _run(a, b, out, dispatcher):
+    try:
+        problem = GemmProblem.from_tensors(a, b, out)
+    except UnsupportedProblem:
+        return torch.matmul(a, b, out=out) if out is not None else torch.matmul(a, b)
+    if problem.dtype is DType.FP8:
+        raise UnsupportedProblem("fp8 needs per-tensor scales: call tilepick.scaled_mm")
+    if out is None:
+        shape = (problem.batch, problem.m, problem.n) if a.dim() == 3 else (problem.m, problem.n)
+        out = torch.empty(shape, dtype=problem.dtype.out_dtype.torch_dtype, device=a.device)
+        problem = problem.replace(ldc=problem.n)
+    return (dispatcher or default_dispatcher()).run(problem, a, b, out)
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,
+           dispatcher: Dispatcher | None = None) -> torch.Tensor:
+    """``a @ b`` for 2-D (or equally batched 3-D) tensors, with the fastest known kernel."""
+    if out is None and dispatcher is None and torch.compiler.is_compiling():
+        return torch.ops.tilepick.matmul(a, b)
+    return _run(a, b, out, dispatcher)
+
+
+def bmm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,
+        dispatcher: Dispatcher | None = None) -> torch.Tensor:
+    if a.dim() != 3 or b.dim() != 3:
+        from tilepick.problem import ProblemError
+
+        raise ProblemError(f"bmm takes 3-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    return matmul(a, b, out, dispatcher)
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
+           dispatcher: Dispatcher | None = None) -> torch.Tensor:
+    """``x @ weight.T + bias`` (torch.nn.functional.linear): weight is (out, in), so the GEMM
+    runs in layout ``rc`` without copying the weight."""
+    lead = x.shape[:-1]
+    y = matmul(x.reshape(-1, x.shape[-1]), weight.t(), dispatcher=dispatcher)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(*lead, weight.shape[0])
+
+
+@torch.library.custom_op("tilepick::matmul", mutates_args=())
+def _matmul_op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return _run(a, b, None, None)
+
+
+@_matmul_op.register_fake
+def _(a, b):
+    shape = (*a.shape[:-1], b.shape[-1])
+    return a.new_empty(shape)

@@ -1,0 +1,116 @@
+"""Where the dispatcher benchmarks and launches: the real GPU, or a simulation.
+
+The simulation replays measured datasets (Kernel Tuner's simulation-runner idea): a
+"benchmark" returns the time the sweep measured for that (problem, config), and a launch
+computes the product with torch, so the find modes, the perf-db and the fallbacks are tested
+on a CPU against real GPU timings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tilepick import solvers
+from tilepick.config import KernelConfig
+from tilepick.problem import GemmProblem
+
+
+@dataclass
+class Outcome:
+    ms: float | None
+    status: str = "ok"          # ok | invalid | unmeasured
+    reason: str = ""
+
+
+class Device:
+    """What the dispatcher needs of a place that runs kernels."""
+
+    def launch(self, problem: GemmProblem, config_id: str, a, b, out, scale_a=None, scale_b=None):
+        raise NotImplementedError
+
+    def benchmark(self, problem: GemmProblem, config_ids: list[str], a, b, out, scale_a=None,
+                  scale_b=None) -> dict[str, Outcome]:
+        raise NotImplementedError
+
+
+class RealDevice(Device):
+    """Launch for real; benchmark candidates in interleaved rounds (clock drift hits all)."""
+
+    def __init__(self, rounds: int = 3, reps: int = 20, max_ms: float = 20.0):
+        self.rounds, self.reps, self.max_ms = rounds, reps, max_ms
+        self.gpu_ms_spent = 0.0
+
+    def launch(self, problem, config_id, a, b, out, scale_a=None, scale_b=None):
+        return solvers.launch(problem, KernelConfig.from_id(config_id), a, b, out, scale_a,
+                              scale_b, check=False)
+
+    def benchmark(self, problem, config_ids, a, b, out, scale_a=None, scale_b=None):
+        import statistics
+
+        from tilepick.bench.timing import time_fn
+
+        outcomes: dict[str, Outcome] = {}
+        alive = []
+        for cid in config_ids:  # the first call compiles (or loads) and may fail
+            try:
+                self.launch(problem, cid, a, b, out, scale_a, scale_b)
+                alive.append(cid)
+            except Exception as exc:  # a failing candidate is an outcome, not an error
+                outcomes[cid] = Outcome(None, "invalid", f"{type(exc).__name__}: {exc}"[:300])
+        samples: dict[str, list[float]] = {cid: [] for cid in alive}
+        for _ in range(self.rounds):
+            for cid in alive:
+                t = time_fn(lambda c=cid: self.launch(problem, c, a, b, out, scale_a, scale_b),
+                            warmup=0, reps=self.reps, max_ms=self.max_ms, min_reps=3)
+                samples[cid].append(t.ms)
+                self.gpu_ms_spent += t.ms * t.reps
+        for cid, ms in samples.items():
+            outcomes[cid] = Outcome(statistics.median(ms))
+        return outcomes
+
+
+@dataclass
+class SimulatedDevice(Device):
+    """Replays a measured dataset. ``failing`` config ids raise on launch (to test fallbacks)."""
+
+    times: dict = field(default_factory=dict)   # (problem_key, config_id) -> ms
+    failing: set = field(default_factory=set)
+    launched: list = field(default_factory=list)
+    benchmarked: list = field(default_factory=list)
+    gpu_ms_spent: float = 0.0
+
+    @classmethod
+    def from_frame(cls, df, **kw) -> "SimulatedDevice":
+        ok = df[df["valid"]]
+        return cls(times={(p, c): float(t) for p, c, t in
+                          zip(ok["problem_key"], ok["config_id"], ok["time_ms"])}, **kw)
+
+    def problems(self) -> list[str]:
+        return sorted({p for p, _ in self.times})
+
+    def launch(self, problem, config_id, a, b, out, scale_a=None, scale_b=None):
+        import torch
+
+        if config_id in self.failing:
+            raise solvers.ConfigInvalidError(f"{config_id} fails (simulated)")
+        self.launched.append((problem.key(), config_id))
+        r = torch.matmul(a.float(), b.float())
+        if scale_a is not None:
+            r = r * (scale_a * scale_b)
+        out.copy_(r.to(out.dtype))
+        return out
+
+    def benchmark(self, problem, config_ids, a, b, out, scale_a=None, scale_b=None):
+        res = {}
+        for cid in config_ids:
+            self.benchmarked.append((problem.key(), cid))
+            if cid in self.failing:
+                res[cid] = Outcome(None, "invalid", "fails (simulated)")
+                continue
+            ms = self.times.get((problem.key(), cid))
+            if ms is None:
+                res[cid] = Outcome(None, "unmeasured", "not in the replayed dataset")
+            else:
+                self.gpu_ms_spent += ms * 20  # what a real benchmark of ~20 reps would cost
+                res[cid] = Outcome(ms)
+        return res

@@ -1,0 +1,222 @@
+"""The dispatcher: which candidate runs a problem, decided once per shape and remembered.
+
+Find modes (MIOpen's names in brackets):
+- ``heuristic`` [FAST]: the model's top-1 among the applicable candidates, cuBLAS included;
+  no benchmarking.
+- ``db``: the perf-db's winner if it has one, else ``heuristic``.
+- ``hybrid`` [HYBRID]: the perf-db's winner, else benchmark the model's top-k (k grows with the
+  model's uncertainty: every candidate it cannot tell from its best is benchmarked) plus cuBLAS,
+  keep the winner and record it.
+- ``exhaustive`` [NORMAL; Inductor's max-autotune]: the perf-db's winner from an exhaustive run,
+  else benchmark every applicable candidate and record.
+
+A decision is cached in memory per problem, so a repeated shape costs a dictionary lookup.
+A failing kernel is recorded as invalid for that problem and the next candidate runs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from dataclasses import dataclass, field
+
+from tilepick import solvers
+from tilepick.dispatch.devices import Device, RealDevice
+from tilepick.dispatch.perfdb import Environment, PerfDb, default_user_db_path
+from tilepick.hardware import HardwareProfile, current
+from tilepick.problem import GemmProblem
+
+MODES = ("heuristic", "db", "hybrid", "exhaustive")
+CUBLAS = "gemm.cublas"
+
+
+def mode_from_env(default: str = "db") -> str:
+    mode = os.environ.get("TILEPICK_FIND_MODE", default).lower()
+    if mode not in MODES:
+        raise ValueError(f"TILEPICK_FIND_MODE={mode!r}: choose one of {MODES}")
+    return mode
+
+
+def analytic_order(problem: GemmProblem, hw: HardwareProfile) -> list[tuple[str, float, float]]:
+    """The order used without a model: cuBLAS first (never worse than torch.matmul), then each
+    family's default config. Predicted values are unknown (nan), uncertainty infinite."""
+    ranked = [(CUBLAS, math.nan, math.inf)] if solvers.SOLVERS[CUBLAS].is_applicable(problem, hw) else []
+    for fam, solver in solvers.SOLVERS.items():
+        if fam != CUBLAS:
+            c = solver.default_config(problem, hw)
+            if c is not None:
+                ranked.append((c.id, math.nan, math.inf))
+    return ranked
+
+
+def load_predictor(dtype: str, arch: str):
+    """The shipped model for (dtype, arch), or None with a warning (analytic order instead)."""
+    try:
+        from tilepick.model import Predictor
+
+        return Predictor.load(arch=arch, dtype=dtype)
+    except Exception as exc:  # missing, incompatible or unreadable model: fall back, loudly
+        warnings.warn(f"tilepick: no usable model for {dtype} on {arch} ({type(exc).__name__}: "
+                      f"{exc}); using the analytic default order", RuntimeWarning, stacklevel=3)
+        return None
+
+
+@dataclass
+class Decision:
+    config_id: str
+    source: str                      # cache | db | model | analytic | benchmark
+    ranked: list = field(default_factory=list)
+
+
+class Dispatcher:
+    def __init__(self, mode: str | None = None, device: Device | None = None,
+                 predictor="auto", user_db: PerfDb | str | None = "auto",
+                 system_db: PerfDb | str | None = None, k: int = 4, max_k: int = 16,
+                 hw: HardwareProfile | None = None, env: Environment | None = None):
+        self.mode = mode or mode_from_env()
+        if self.mode not in MODES:
+            raise ValueError(f"unknown find mode {self.mode!r}: choose one of {MODES}")
+        self.device = device or RealDevice()
+        self.hw = hw or current()
+        self.k, self.max_k = k, max_k
+        self._predictor_arg = predictor
+        self._predictors: dict[str, object] = {}
+        if user_db == "auto":
+            user_db = default_user_db_path()
+        self.user_db = PerfDb(user_db) if isinstance(user_db, (str, os.PathLike)) else user_db
+        self.system_db = (PerfDb(system_db, readonly=True)
+                          if isinstance(system_db, (str, os.PathLike)) else system_db)
+        self._env = env
+        self.cache: dict[GemmProblem, Decision] = {}
+        self.invalid: dict[GemmProblem, set[str]] = {}
+        self.stats = {"benchmarked": 0, "fallbacks": 0, "db_hits": 0}
+
+    # -- pieces ---------------------------------------------------------------------------------
+    @property
+    def env(self) -> Environment:
+        if self._env is None:
+            self._env = Environment.current()
+        return self._env
+
+    def predictor(self, dtype: str):
+        if self._predictor_arg != "auto":
+            return self._predictor_arg
+        if dtype not in self._predictors:
+            self._predictors[dtype] = load_predictor(dtype, self.hw.arch)
+        return self._predictors[dtype]
+
+    def ranked(self, problem: GemmProblem) -> tuple[list[tuple[str, float, float]], str]:
+        """Applicable candidates best-first, without the ones known to fail here."""
+        bad = self.invalid.get(problem, set())
+        pred = self.predictor(problem.dtype_token)
+        ranked, source = None, "analytic"
+        if pred is not None:
+            try:
+                ranked, source = list(pred.rank(problem)), "model"
+            except Exception as exc:  # a model that cannot rank this problem: analytic order
+                warnings.warn(f"tilepick: model failed on {problem.key()} ({exc}); analytic order",
+                              RuntimeWarning, stacklevel=2)
+        if ranked is None:
+            ranked = analytic_order(problem, self.hw)
+        ranked = [r for r in ranked if r[0] not in bad]
+        if not any(r[0] == CUBLAS for r in ranked) and CUBLAS not in bad \
+                and solvers.SOLVERS[CUBLAS].is_applicable(problem, self.hw):
+            ranked.append((CUBLAS, math.nan, math.inf))
+        return ranked, source
+
+    def _db_record(self, problem: GemmProblem):
+        for db in (self.user_db, self.system_db):
+            if db is None:
+                continue
+            rec = db.lookup(self.env, problem.key())
+            if rec is not None:
+                return rec
+        return None
+
+    def top_k(self, ranked) -> list[str]:
+        """The model's top-k, k grown to every candidate within two uncertainties of the best."""
+        if not ranked:
+            return []
+        best_pred, unc = ranked[0][1], ranked[0][2]
+        k = self.k
+        if math.isfinite(best_pred) and math.isfinite(unc):
+            floor = best_pred * math.exp(-2.0 * unc)
+            k = max(k, sum(1 for _, p, _ in ranked if math.isfinite(p) and p >= floor))
+        elif not math.isfinite(unc):
+            k = self.max_k
+        return [cid for cid, _, _ in ranked[:min(k, self.max_k)]]
+
+    # -- decisions ------------------------------------------------------------------------------
+    def decide(self, problem: GemmProblem, tensors=None) -> Decision:
+        """The candidate for ``problem`` (benchmarking on ``tensors`` where the mode asks)."""
+        hit = self.cache.get(problem)
+        if hit is not None:
+            return hit
+        ranked, source = self.ranked(problem)
+        if not ranked:
+            raise solvers.NotApplicableError(f"no candidate can serve {problem.key()}")
+        decision = None
+        if self.mode in ("db", "hybrid", "exhaustive"):
+            rec = self._db_record(problem)
+            if rec is not None:
+                self.invalid.setdefault(problem, set()).update(rec.invalid)
+                usable = rec.winner and rec.winner not in rec.invalid and \
+                    (self.mode != "exhaustive" or rec.mode == "exhaustive")
+                if usable:
+                    self.stats["db_hits"] += 1
+                    ranked = [r for r in ranked if r[0] not in rec.invalid]
+                    decision = Decision(rec.winner, "db", ranked)
+        if decision is None and self.mode in ("hybrid", "exhaustive") and tensors is not None:
+            if self.mode == "hybrid":
+                cands = self.top_k(ranked)
+            else:
+                cands = [c.id for c in solvers.applicable_configs(problem, self.hw)]
+            if CUBLAS not in cands and any(r[0] == CUBLAS for r in ranked):
+                cands.append(CUBLAS)
+            decision = self._benchmark(problem, cands, ranked, tensors)
+        if decision is None:
+            decision = Decision(ranked[0][0], source, ranked)
+        self.cache[problem] = decision
+        return decision
+
+    def _benchmark(self, problem, cands, ranked, tensors) -> Decision | None:
+        outcomes = self.device.benchmark(problem, cands, *tensors)
+        self.stats["benchmarked"] += len(cands)
+        timed = {cid: o.ms for cid, o in outcomes.items() if o.status == "ok" and o.ms is not None}
+        bad = {cid for cid, o in outcomes.items() if o.status == "invalid"}
+        self.invalid.setdefault(problem, set()).update(bad)
+        if not timed:
+            return None
+        winner = min(timed, key=timed.get)
+        if self.user_db is not None:
+            self.user_db.record(self.env, problem.key(), winner, self.mode,
+                                {cid: (o.ms, o.status, o.reason) for cid, o in outcomes.items()
+                                 if o.status != "unmeasured"})
+        ranked = [r for r in ranked if r[0] not in bad]
+        return Decision(winner, "benchmark", ranked)
+
+    # -- running --------------------------------------------------------------------------------
+    def run(self, problem: GemmProblem, a, b, out, scale_a=None, scale_b=None):
+        """Launch the chosen candidate; on failure record it and run the next one."""
+        tensors = (a, b, out, scale_a, scale_b)
+        decision = self.decide(problem, tensors)
+        tried = []
+        order = [decision.config_id] + [r[0] for r in decision.ranked if r[0] != decision.config_id]
+        for cid in order:
+            if cid in self.invalid.get(problem, ()):
+                continue
+            try:
+                result = self.device.launch(problem, cid, *tensors)
+            except Exception as exc:  # failing kernel: record, then the next candidate
+                reason = f"{type(exc).__name__}: {exc}"[:300]
+                tried.append(f"{cid} ({reason})")
+                self.invalid.setdefault(problem, set()).add(cid)
+                if self.user_db is not None:
+                    self.user_db.mark_invalid(self.env, problem.key(), cid, reason)
+                self.stats["fallbacks"] += 1
+                continue
+            if cid != decision.config_id:
+                self.cache[problem] = Decision(cid, "fallback", decision.ranked)
+            return result
+        raise RuntimeError(f"every candidate failed for {problem.key()}: {'; '.join(tried)}")

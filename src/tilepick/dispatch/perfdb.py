@@ -1,0 +1,321 @@
+"""The performance database: what was benchmarked for a problem, and which candidate won.
+
+SQLite through the standard library, normalised like MIOpen's perf-db: an environment table
+(GPU, driver/CUDA, torch, Triton, kernel source hash), a problem table keyed by (environment,
+problem key), and per problem the winner plus the timing of every benchmarked candidate. An
+upgrade of any component changes the environment key, so stale entries are simply not found.
+
+Robustness: WAL journaling and transactions with retries let several processes tune at once
+without losing records; a corrupt or unreadable database is reported once (a warning) and
+bypassed, never a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+import sqlite3
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS envs (
+    env_key TEXT PRIMARY KEY, gpu_name TEXT, driver TEXT, cuda TEXT, torch TEXT, triton TEXT,
+    source_hash TEXT);
+CREATE TABLE IF NOT EXISTS problems (
+    id INTEGER PRIMARY KEY, env_key TEXT NOT NULL REFERENCES envs(env_key),
+    problem_key TEXT NOT NULL, winner TEXT, mode TEXT, date TEXT,
+    UNIQUE (env_key, problem_key));
+CREATE TABLE IF NOT EXISTS timings (
+    problem_id INTEGER NOT NULL REFERENCES problems(id), config_id TEXT NOT NULL,
+    ms REAL, status TEXT NOT NULL, reason TEXT, date TEXT,
+    PRIMARY KEY (problem_id, config_id));
+"""
+
+
+class PerfDbError(RuntimeError):
+    """The database cannot be used (corrupt, unreadable, wrong schema version)."""
+
+
+@dataclass(frozen=True)
+class Environment:
+    """What a measurement depends on besides the problem; entries of other environments are
+    ignored, so an upgrade never serves a stale winner."""
+
+    gpu_name: str
+    driver: str
+    cuda: str
+    torch: str
+    triton: str
+    source_hash: str
+
+    @property
+    def key(self) -> str:
+        text = "|".join((self.gpu_name, self.driver, self.cuda, self.torch, self.triton,
+                         self.source_hash))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @classmethod
+    def current(cls) -> "Environment":
+        from tilepick.provenance import collect
+
+        info = collect()
+        return cls(info["gpu_name"], info["driver_version"], info["cuda_version"],
+                   info["torch_version"], info["triton_version"], kernel_source_hash())
+
+
+def kernel_source_hash() -> str:
+    """Hash of the kernel and solver sources: a changed kernel invalidates its timings."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for sub in ("kernels", "solvers"):
+        for f in sorted((root / sub).glob("*.py")):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@dataclass
+class Record:
+    problem_key: str
+    winner: str | None
+    mode: str
+    date: str
+    timings: dict = field(default_factory=dict)  # config_id -> (ms | None, status, reason)
+
+    @property
+    def invalid(self) -> set[str]:
+        return {cid for cid, (_, status, _) in self.timings.items() if status != "ok"}
+
+
+def default_user_db_path() -> Path:
+    env = os.environ.get("TILEPICK_USER_DB")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "tilepick" / "perfdb.sqlite"
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class PerfDb:
+    """One SQLite perf-db file. ``readonly`` databases (the shipped system db) are opened in
+    SQLite's read-only mode and never written."""
+
+    def __init__(self, path: str | os.PathLike, readonly: bool = False, retries: int = 20):
+        self.path = Path(path)
+        self.readonly = readonly
+        self.retries = retries
+        self._broken: str | None = None
+        self._conn: sqlite3.Connection | None = None
+
+    # -- connection ---------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._broken is not None:
+            return None
+        if self._conn is not None:
+            return self._conn
+        try:
+            if self.readonly:
+                if not self.path.exists():
+                    return None
+                conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, timeout=30)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(_SCHEMA)
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                             (str(SCHEMA_VERSION),))
+                conn.commit()
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None or int(row[0]) != SCHEMA_VERSION:
+                raise PerfDbError(f"schema version {row[0] if row else None} != {SCHEMA_VERSION}")
+        except (sqlite3.DatabaseError, PerfDbError, OSError, ValueError) as exc:
+            self._disable(exc)
+            return None
+        self._conn = conn
+        return conn
+
+    def _disable(self, exc: Exception) -> None:
+        self._broken = f"{type(exc).__name__}: {exc}"
+        warnings.warn(f"tilepick perf-db {self.path} is unusable and is bypassed ({self._broken})",
+                      RuntimeWarning, stacklevel=3)
+
+    @property
+    def usable(self) -> bool:
+        return self._connect() is not None
+
+    @contextlib.contextmanager
+    def _write(self):
+        """A write transaction, retried while another process holds the lock."""
+        conn = self._connect()
+        if conn is None or self.readonly:
+            yield None
+            return
+        for attempt in range(self.retries):
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    self._disable(exc)
+                    yield None
+                    return
+                time.sleep(min(0.5, 0.01 * 2 ** attempt))
+        else:
+            self._disable(sqlite3.OperationalError("database stayed locked"))
+            yield None
+            return
+        try:
+            yield conn
+            conn.commit()
+        except sqlite3.DatabaseError as exc:
+            conn.rollback()
+            self._disable(exc)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- queries ------------------------------------------------------------------------------
+    def lookup(self, env: Environment, problem_key: str) -> Record | None:
+        """The entry of ``problem_key`` measured in this environment, if any."""
+        return self.lookup_env_key(env.key, problem_key)
+
+    def lookup_env_key(self, env_key: str, problem_key: str) -> Record | None:
+        conn = self._connect()
+        if conn is None:
+            return None
+        try:
+            row = conn.execute("SELECT id, winner, mode, date FROM problems WHERE env_key=? AND "
+                               "problem_key=?", (env_key, problem_key)).fetchone()
+            if row is None:
+                return None
+            timings = {cid: (ms, status, reason) for cid, ms, status, reason in conn.execute(
+                "SELECT config_id, ms, status, reason FROM timings WHERE problem_id=?", (row[0],))}
+        except sqlite3.DatabaseError as exc:
+            self._disable(exc)
+            return None
+        return Record(problem_key, row[1], row[2], row[3], timings)
+
+    def _problem_id(self, conn, env: Environment, problem_key: str) -> int:
+        conn.execute("INSERT OR IGNORE INTO envs VALUES (?,?,?,?,?,?,?)",
+                     (env.key, env.gpu_name, env.driver, env.cuda, env.torch, env.triton,
+                      env.source_hash))
+        conn.execute("INSERT OR IGNORE INTO problems (env_key, problem_key) VALUES (?, ?)",
+                     (env.key, problem_key))
+        return conn.execute("SELECT id FROM problems WHERE env_key=? AND problem_key=?",
+                            (env.key, problem_key)).fetchone()[0]
+
+    def record(self, env: Environment, problem_key: str, winner: str | None, mode: str,
+               timings: dict) -> bool:
+        """Store a tuning result: ``timings`` maps config_id -> (ms | None, status, reason)."""
+        with self._write() as conn:
+            if conn is None:
+                return False
+            pid = self._problem_id(conn, env, problem_key)
+            date = _now()
+            conn.execute("UPDATE problems SET winner=?, mode=?, date=? WHERE id=?",
+                         (winner, mode, date, pid))
+            conn.executemany("INSERT OR REPLACE INTO timings VALUES (?,?,?,?,?,?)",
+                             [(pid, cid, ms, status, reason, date)
+                              for cid, (ms, status, reason) in timings.items()])
+            return True
+        return False
+
+    def mark_invalid(self, env: Environment, problem_key: str, config_id: str, reason: str) -> bool:
+        """A candidate that failed for this problem: never picked again here; if it was the
+        winner, the problem loses its winner (the next lookup re-decides)."""
+        with self._write() as conn:
+            if conn is None:
+                return False
+            pid = self._problem_id(conn, env, problem_key)
+            conn.execute("INSERT OR REPLACE INTO timings VALUES (?,?,?,?,?,?)",
+                         (pid, config_id, None, "invalid", reason, _now()))
+            conn.execute("UPDATE problems SET winner=NULL WHERE id=? AND winner=?", (pid, config_id))
+            return True
+        return False
+
+    def entries(self) -> list[dict]:
+        conn = self._connect()
+        if conn is None:
+            return []
+        try:
+            rows = conn.execute(
+                "SELECT p.problem_key, p.winner, p.mode, p.date, e.gpu_name, e.torch, e.triton, "
+                "e.env_key, (SELECT COUNT(*) FROM timings t WHERE t.problem_id = p.id) "
+                "FROM problems p JOIN envs e ON e.env_key = p.env_key ORDER BY p.problem_key"
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            self._disable(exc)
+            return []
+        names = ("problem_key", "winner", "mode", "date", "gpu_name", "torch", "triton",
+                 "env_key", "candidates")
+        return [dict(zip(names, r)) for r in rows]
+
+    def clear(self) -> int:
+        with self._write() as conn:
+            if conn is None:
+                return 0
+            n = conn.execute("SELECT COUNT(*) FROM problems").fetchone()[0]
+            conn.execute("DELETE FROM timings")
+            conn.execute("DELETE FROM problems")
+            conn.execute("DELETE FROM envs")
+            return n
+        return 0
+
+    # -- tuning files ---------------------------------------------------------------------------
+    def export(self, path: str | os.PathLike) -> int:
+        """Write every entry (all environments) to a JSON tuning file; returns the count."""
+        conn = self._connect()
+        if conn is None:
+            raise PerfDbError(f"cannot read {self.path}: {self._broken}")
+        envs = {r[0]: dict(zip(("env_key", "gpu_name", "driver", "cuda", "torch", "triton",
+                                "source_hash"), r))
+                for r in conn.execute("SELECT * FROM envs")}
+        problems = []
+        for pid, env_key, pkey, winner, mode, date in conn.execute(
+                "SELECT id, env_key, problem_key, winner, mode, date FROM problems"):
+            timings = {cid: {"ms": ms, "status": st, "reason": rs} for cid, ms, st, rs in conn.execute(
+                "SELECT config_id, ms, status, reason FROM timings WHERE problem_id=?", (pid,))}
+            problems.append({"env": envs[env_key], "problem_key": pkey, "winner": winner,
+                             "mode": mode, "date": date, "timings": timings})
+        doc = {"format": "tilepick-tuning", "schema_version": SCHEMA_VERSION, "entries": problems}
+        Path(path).write_text(json.dumps(doc, indent=1))
+        return len(problems)
+
+    def import_file(self, path: str | os.PathLike) -> int:
+        """Merge a JSON tuning file written by :meth:`export` (entries keep their environment)."""
+        try:
+            doc = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise PerfDbError(f"cannot read tuning file {path}: {exc}") from exc
+        if not isinstance(doc, dict) or doc.get("format") != "tilepick-tuning":
+            raise PerfDbError(f"{path} is not a tilepick tuning file (format != tilepick-tuning)")
+        if doc.get("schema_version") != SCHEMA_VERSION:
+            raise PerfDbError(f"{path} has schema version {doc.get('schema_version')}, "
+                              f"this tilepick reads {SCHEMA_VERSION}")
+        n = 0
+        for e in doc.get("entries", []):
+            try:
+                env = Environment(*(e["env"][k] for k in ("gpu_name", "driver", "cuda", "torch",
+                                                          "triton", "source_hash")))
+                timings = {cid: (t.get("ms"), t["status"], t.get("reason"))
+                           for cid, t in e["timings"].items()}
+                key, winner, mode = e["problem_key"], e.get("winner"), e.get("mode", "imported")
+            except (KeyError, TypeError) as exc:
+                raise PerfDbError(f"{path}: malformed entry {str(e)[:120]}: {exc}") from exc
+            if self.record(env, key, winner, mode, timings):
+                n += 1
+        return n
