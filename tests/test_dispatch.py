@@ -1,0 +1,296 @@
+"""Dispatcher, find modes, perf-db and fallbacks, on a simulated device that replays the
+measured H200 dataset (no GPU needed)."""
+
+import json
+import math
+import multiprocessing as mp
+import sqlite3
+from pathlib import Path
+
+import pytest
+import torch
+
+import tilepick
+from tilepick import solvers
+from tilepick.data.io import read_frame
+from tilepick.dispatch import Dispatcher, Environment, PerfDb, SimulatedDevice
+from tilepick.dispatch.dispatcher import analytic_order, mode_from_env
+from tilepick.dispatch.perfdb import PerfDbError
+from tilepick.hardware import profile
+from tilepick.problem import GemmProblem
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "gemm" / "bf16" / "h200" / "train_rr"
+ENV = Environment("NVIDIA H200", "580", "13.0", "2.11", "3.6", "abc")
+HW = profile("h200")
+
+
+@pytest.fixture(scope="module")
+def frame():
+    return read_frame(DATA)
+
+
+@pytest.fixture(scope="module")
+def problem_rows(frame):
+    """A measured problem with many valid configs, and its rows."""
+    counts = frame[frame.valid].groupby("problem_key").size()
+    key = counts.sort_values().index[-1]
+    return GemmProblem.from_key(key), frame[(frame.problem_key == key) & frame.valid]
+
+
+class RankByList:
+    """A stand-in model: ranks the given config ids in the given order, with given uncertainty."""
+
+    def __init__(self, order, uncertainty=0.01, preds=None):
+        self.order, self.uncertainty, self.preds = order, uncertainty, preds
+        self.calls = 0
+
+    def rank(self, problem, top=None):
+        self.calls += 1
+        preds = self.preds or [1000.0 / (i + 1) for i in range(len(self.order))]
+        return [(cid, p, self.uncertainty) for cid, p in zip(self.order, preds)]
+
+
+def tensors_for(p: GemmProblem):
+    a = torch.randn(p.m, p.k).bfloat16()
+    b = torch.randn(p.k, p.n).bfloat16()
+    return a, b, torch.empty(p.m, p.n, dtype=torch.bfloat16)
+
+
+def make(tmp_path, mode, predictor, frame, **kw):
+    dev = SimulatedDevice.from_frame(frame)
+    return Dispatcher(mode=mode, device=dev, predictor=predictor,
+                      user_db=str(tmp_path / "user.db"), hw=HW, env=ENV, **kw), dev
+
+
+def test_heuristic_takes_model_top1_without_benchmarking(tmp_path, frame, problem_rows):
+    p, rows = problem_rows
+    order = list(rows.sort_values("time_ms", ascending=False).config_id)  # worst first
+    d, dev = make(tmp_path, "heuristic", RankByList(order), frame)
+    a, b, out = tensors_for(p)
+    d.run(p, a, b, out)
+    assert dev.launched == [(p.key(), order[0])]
+    assert dev.benchmarked == []
+    torch.testing.assert_close(out.float(), (a.float() @ b.float()).bfloat16().float(),
+                               rtol=2e-2, atol=2e-2)
+
+
+def test_hybrid_benchmarks_top_k_plus_cublas_and_records(tmp_path, frame, problem_rows):
+    p, rows = problem_rows
+    times = dict(zip(rows.config_id, rows.time_ms))
+    order = [c for c in rows.sort_values("time_ms").config_id if c != "gemm.cublas"]
+    order = order[3:] + order[:3]  # the true best three are ranked last by the "model"
+    d, dev = make(tmp_path, "hybrid", RankByList(order, uncertainty=0.0), frame, k=4)
+    d.run(p, *tensors_for(p))
+    benched = [c for _, c in dev.benchmarked]
+    assert set(benched) == set(order[:4]) | {"gemm.cublas"}
+    best = min(benched, key=lambda c: times[c])
+    assert dev.launched[-1] == (p.key(), best)
+    rec = d.user_db.lookup(ENV, p.key())
+    assert rec.winner == best and rec.mode == "hybrid" and set(rec.timings) == set(benched)
+    # a new process (new dispatcher, same db) serves it from the db without benchmarking
+    d2, dev2 = make(tmp_path, "hybrid", RankByList(order), frame)
+    assert d2.decide(p, tensors_for(p)).config_id == best
+    assert dev2.benchmarked == [] and d2.stats["db_hits"] == 1
+
+
+def test_hybrid_k_grows_with_uncertainty(tmp_path, frame, problem_rows):
+    p, rows = problem_rows
+    order = list(rows.config_id)
+    preds = [100.0 - i for i in range(len(order))]  # 1% apart
+    sure, _ = make(tmp_path, "hybrid", RankByList(order, 0.0, preds), frame, k=2, max_k=50)
+    unsure, _ = make(tmp_path, "hybrid", RankByList(order, 0.05, preds), frame, k=2, max_k=50)
+    ranked = sure.ranked(p)[0]
+    assert len(sure.top_k(ranked)) == 2
+    k = len(unsure.top_k(unsure.ranked(p)[0]))
+    # every candidate predicted within exp(-2 * 0.05) of the best: 100 * 0.905 -> 10 configs
+    assert k == sum(1 for x in preds if x >= 100.0 * math.exp(-0.1))
+
+
+def test_exhaustive_benchmarks_every_applicable_candidate(tmp_path, frame, problem_rows):
+    p, rows = problem_rows
+    d, dev = make(tmp_path, "exhaustive", RankByList(list(rows.config_id)), frame)
+    d.decide(p, tensors_for(p))
+    benched = {c for _, c in dev.benchmarked}
+    assert benched == {c.id for c in solvers.applicable_configs(p, HW)}
+    measured = dict(zip(rows.config_id, rows.time_ms))
+    assert d.cache[p].config_id == min(measured, key=measured.get)
+
+
+def test_db_mode_falls_back_to_heuristic_and_cache_hits(tmp_path, frame, problem_rows):
+    p, rows = problem_rows
+    model = RankByList(list(rows.config_id))
+    d, dev = make(tmp_path, "db", model, frame)
+    first = d.decide(p, tensors_for(p))
+    assert first.source == "model" and dev.benchmarked == []
+    again = d.decide(p)
+    assert again is first and model.calls == 1  # the in-memory cache answered
+
+
+def test_failing_kernel_falls_back_and_is_recorded(tmp_path, frame, problem_rows):
+    p, rows = problem_rows
+    order = list(rows.sort_values("time_ms").config_id)
+    d, dev = make(tmp_path, "heuristic", RankByList(order), frame)
+    dev.failing = {order[0]}
+    a, b, out = tensors_for(p)
+    d.run(p, a, b, out)
+    assert dev.launched == [(p.key(), order[1])]
+    assert d.stats["fallbacks"] == 1
+    rec = d.user_db.lookup(ENV, p.key())
+    assert order[0] in rec.invalid
+    # a new dispatcher that reads the db never picks it again
+    d2, dev2 = make(tmp_path, "db", RankByList(order), frame)
+    d2.run(p, a, b, out)
+    assert dev2.launched == [(p.key(), order[1])]
+
+
+def test_every_candidate_failing_is_a_clear_error(tmp_path, frame, problem_rows):
+    p, rows = problem_rows
+    order = list(rows.config_id)[:3]
+    d, dev = make(tmp_path, "heuristic", RankByList(order), frame)
+    dev.failing = set(order) | {"gemm.cublas"}
+    with pytest.raises(RuntimeError, match="every candidate failed"):
+        d.run(p, *tensors_for(p))
+
+
+def test_without_model_analytic_order_starts_with_cublas(tmp_path, frame):
+    p = GemmProblem(256, 512, 128)
+    order = analytic_order(p, HW)
+    assert order[0][0] == "gemm.cublas"
+    assert {solvers.KernelConfig.from_id(c).family for c, _, _ in order} >= {"gemm.ptr", "gemm.tma"}
+    d = Dispatcher(mode="heuristic", device=SimulatedDevice(), predictor=None, user_db=None,
+                   hw=HW, env=ENV)
+    decision = d.decide(p)
+    assert decision.config_id == "gemm.cublas" and decision.source == "analytic"
+
+
+def test_missing_model_warns_and_returns_none(monkeypatch):
+    import tilepick.dispatch.dispatcher as disp
+
+    monkeypatch.setattr(disp, "load_predictor", disp.load_predictor)
+    with pytest.warns(RuntimeWarning, match="analytic default order"):
+        assert disp.load_predictor("bf16", "no-such-arch") is None
+
+
+def test_stale_environment_is_ignored(tmp_path, frame, problem_rows):
+    p, rows = problem_rows
+    db = PerfDb(tmp_path / "u.db")
+    db.record(ENV, p.key(), "gemm.cublas", "hybrid", {"gemm.cublas": (0.1, "ok", "")})
+    newer = Environment(ENV.gpu_name, ENV.driver, ENV.cuda, ENV.torch, "3.7", ENV.source_hash)
+    assert db.lookup(ENV, p.key()).winner == "gemm.cublas"
+    assert db.lookup(newer, p.key()) is None
+
+
+def test_corrupt_db_is_reported_and_bypassed(tmp_path, frame, problem_rows):
+    p, rows = problem_rows
+    bad = tmp_path / "corrupt.db"
+    bad.write_bytes(b"this is not an sqlite database" * 100)
+    with pytest.warns(RuntimeWarning, match="unusable"):
+        d = Dispatcher(mode="hybrid", device=SimulatedDevice.from_frame(frame),
+                       predictor=RankByList(list(rows.config_id)), user_db=str(bad), hw=HW, env=ENV)
+        decision = d.decide(p, tensors_for(p))
+    assert decision.source == "benchmark"
+    assert d.user_db.lookup(ENV, p.key()) is None  # bypassed, no crash
+
+
+def _writer(path, start):
+    db = PerfDb(path)
+    for i in range(start, start + 25):
+        assert db.record(ENV, f"gemm.bf16.rr.m{i}.n8.k8", "gemm.cublas", "hybrid",
+                         {"gemm.cublas": (0.01 * i, "ok", ""), "gemm.ptr.m16n16k32.g1.w4.s3":
+                          (None, "invalid", "x")})
+
+
+def test_concurrent_writers_lose_no_record(tmp_path):
+    path = str(tmp_path / "shared.db")
+    PerfDb(path).usable  # create the schema once
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, 1 + 25 * i)) for i in range(4)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+        assert proc.exitcode == 0
+    entries = PerfDb(path).entries()
+    assert len(entries) == 100 and all(e["candidates"] == 2 for e in entries)
+
+
+def test_tuning_file_round_trip(tmp_path):
+    src = PerfDb(tmp_path / "a.db")
+    src.record(ENV, "gemm.bf16.rr.m8.n8.k8", "gemm.cublas", "exhaustive",
+               {"gemm.cublas": (0.01, "ok", ""), "gemm.ptr.m16n16k32.g1.w4.s3": (0.02, "ok", "")})
+    src.mark_invalid(ENV, "gemm.bf16.rr.m8.n8.k8", "gemm.tma.m64n64k32.g1.w4.s2", "boom")
+    assert src.export(tmp_path / "t.json") == 1
+    dst = PerfDb(tmp_path / "b.db")
+    assert dst.import_file(tmp_path / "t.json") == 1
+    rec = dst.lookup(ENV, "gemm.bf16.rr.m8.n8.k8")
+    assert rec.winner == "gemm.cublas" and rec.mode == "exhaustive"
+    assert rec.invalid == {"gemm.tma.m64n64k32.g1.w4.s2"}
+    (tmp_path / "bad.json").write_text(json.dumps({"format": "other"}))
+    with pytest.raises(PerfDbError, match="not a tilepick tuning file"):
+        dst.import_file(tmp_path / "bad.json")
+
+
+def test_find_mode_from_environment(monkeypatch):
+    monkeypatch.setenv("TILEPICK_FIND_MODE", "hybrid")
+    assert mode_from_env() == "hybrid"
+    monkeypatch.setenv("TILEPICK_FIND_MODE", "fastest")
+    with pytest.raises(ValueError, match="TILEPICK_FIND_MODE"):
+        mode_from_env()
+    with pytest.raises(ValueError, match="unknown find mode"):
+        Dispatcher(mode="nope", device=SimulatedDevice(), predictor=None, user_db=None)
+
+
+def test_matmul_api_runs_triton_in_the_interpreter(tmp_path):
+    """The real device under the interpreter: a model that ranks a Triton config first."""
+    a, b = torch.randn(20, 40).bfloat16(), torch.randn(40, 24).bfloat16()
+    p = GemmProblem.from_tensors(a, b)
+    cid = solvers.SOLVERS["gemm.ptr"].default_config(p, HW).id
+    d = Dispatcher(mode="heuristic", predictor=RankByList([cid]), user_db=None, hw=HW, env=ENV)
+    y = tilepick.matmul(a, b, dispatcher=d)
+    torch.testing.assert_close(y.float(), (a.float() @ b.float()), rtol=2e-2, atol=5e-2)
+    assert d.cache[p].config_id == cid
+    z = tilepick.linear(torch.randn(2, 5, 40).bfloat16(), b.t().contiguous(), dispatcher=d)
+    assert z.shape == (2, 5, 24)
+
+
+def test_matmul_api_bad_and_unsupported_input():
+    d = Dispatcher(mode="heuristic", device=SimulatedDevice(), predictor=None, user_db=None,
+                   hw=HW, env=ENV)
+    with pytest.raises(tilepick.ProblemError, match="inner dimensions"):
+        tilepick.matmul(torch.randn(3, 4), torch.randn(5, 6), dispatcher=d)
+    x = torch.randn(3, 4, dtype=torch.float64)  # unsupported dtype: served by torch
+    torch.testing.assert_close(tilepick.matmul(x, x.t(), dispatcher=d), x @ x.t())
+    with pytest.raises(tilepick.ProblemError, match="3-D"):
+        tilepick.bmm(torch.randn(3, 4), torch.randn(4, 3), dispatcher=d)
+
+
+def test_custom_op_fake_shape():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        a = torch.empty(7, 16, dtype=torch.bfloat16)
+        b = torch.empty(16, 9, dtype=torch.bfloat16)
+        y = torch.ops.tilepick.matmul(a, b)
+    assert tuple(y.shape) == (7, 9) and y.dtype == torch.bfloat16
+
+
+def test_db_cli(tmp_path):
+    from typer.testing import CliRunner
+
+    from tilepick.cli import app
+
+    path = tmp_path / "cli.db"
+    PerfDb(path).record(ENV, "gemm.bf16.rr.m8.n8.k8", "gemm.cublas", "hybrid",
+                        {"gemm.cublas": (0.01, "ok", "")})
+    r = CliRunner().invoke(app, ["db", "list", "--db", str(path), "--json"])
+    assert r.exit_code == 0 and json.loads(r.output)[0]["winner"] == "gemm.cublas"
+    r = CliRunner().invoke(app, ["db", "show", "gemm.bf16.rr.m8.n8.k8", "--db", str(path)])
+    assert r.exit_code == 0 and "gemm.cublas" in r.output and "0.0100 ms" in r.output
+    out = tmp_path / "t.json"
+    assert CliRunner().invoke(app, ["db", "export", "--out", str(out), "--db", str(path)]).exit_code == 0
+    r = CliRunner().invoke(app, ["db", "import", str(out), "--db", str(tmp_path / "n.db")])
+    assert r.exit_code == 0 and "1 problems imported" in r.output
+    assert CliRunner().invoke(app, ["db", "clear", "--db", str(path)]).exit_code == 2
+    r = CliRunner().invoke(app, ["db", "clear", "--yes", "--db", str(path)])
+    assert r.exit_code == 0 and PerfDb(path).entries() == []
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
