@@ -163,10 +163,9 @@ def test_without_model_analytic_order_starts_with_cublas(tmp_path, frame):
     assert decision.config_id == "gemm.cublas" and decision.source == "analytic"
 
 
-def test_missing_model_warns_and_returns_none(monkeypatch):
+def test_missing_model_warns_and_returns_none():
     import tilepick.dispatch.dispatcher as disp
 
-    monkeypatch.setattr(disp, "load_predictor", disp.load_predictor)
     with pytest.warns(RuntimeWarning, match="analytic default order"):
         assert disp.load_predictor("bf16", "no-such-arch") is None
 
