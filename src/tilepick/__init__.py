@@ -20,9 +20,11 @@ def __getattr__(name):
     if name in ("matmul", "bmm", "linear", "set_dispatcher", "default_dispatcher"):
         from tilepick import api
 
-        return getattr(api, name)
-    if name == "Dispatcher":
-        from tilepick.dispatch.dispatcher import Dispatcher
+        value = getattr(api, name)
+    elif name == "Dispatcher":
+        from tilepick.dispatch.dispatcher import Dispatcher as value
+    else:
+        raise AttributeError(f"module 'tilepick' has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip this function (it sits on the hot path)
+    return value
 
-        return Dispatcher
-    raise AttributeError(f"module 'tilepick' has no attribute {name!r}")

@@ -33,17 +33,50 @@ def set_dispatcher(dispatcher: Dispatcher | None) -> None:
     _default = dispatcher
 
 
-def _run(a, b, out, dispatcher):
+_problems: dict[tuple, GemmProblem | None] = {}
+
+
+def _signature(a, b) -> tuple:
+    """Everything ``GemmProblem.from_tensors`` reads of (a, b) when no ``out`` is given:
+    a repeated call with the same signature reuses its problem (one dictionary lookup)."""
+    sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device,
+           (a.data_ptr() | b.data_ptr()) & 15)
+    if a.dtype is torch.float32:  # only fp32 problems depend on the tf32 switch
+        sig += (torch.backends.cuda.matmul.allow_tf32,)
+    return sig
+
+
+def _problem(a, b) -> GemmProblem | None:
+    """The problem of ``a @ b`` with a packed new output, or None if tilepick does not serve it."""
+    sig = _signature(a, b)
     try:
-        problem = GemmProblem.from_tensors(a, b, out)
+        return _problems[sig]
+    except KeyError:
+        pass
+    try:
+        problem = GemmProblem.from_tensors(a, b)
     except UnsupportedProblem:
-        return torch.matmul(a, b, out=out) if out is not None else torch.matmul(a, b)
-    if problem.dtype is DType.FP8:
-        raise UnsupportedProblem("fp8 needs per-tensor scales: call tilepick.scaled_mm")
+        problem = None
+    if problem is not None and problem.dtype is DType.FP8:
+        raise UnsupportedProblem("fp8 GEMMs need per-tensor scales, which matmul does not take")
+    _problems[sig] = problem
+    return problem
+
+
+def _run(a, b, out, dispatcher):
     if out is None:
+        problem = _problem(a, b)
+        if problem is None:
+            return torch.matmul(a, b)
         shape = (problem.batch, problem.m, problem.n) if a.dim() == 3 else (problem.m, problem.n)
         out = torch.empty(shape, dtype=problem.dtype.out_dtype.torch_dtype, device=a.device)
-        problem = problem.replace(ldc=problem.n)
+    else:  # a caller's output: check it every time (shape, dtype, aliasing)
+        try:
+            problem = GemmProblem.from_tensors(a, b, out)
+        except UnsupportedProblem:
+            return torch.matmul(a, b, out=out)
+        if problem.dtype is DType.FP8:
+            raise UnsupportedProblem("fp8 GEMMs need per-tensor scales, which matmul does not take")
     return (dispatcher or default_dispatcher()).run(problem, a, b, out)
 
 

@@ -105,6 +105,11 @@ class KernelConfig:
 
     @classmethod
     def from_id(cls, config_id: str) -> "KernelConfig":
+        """Parse an id (memoised: launches by id sit on the dispatch hot path)."""
+        return _parse_id(cls, config_id)
+
+    @classmethod
+    def _from_id(cls, config_id: str) -> "KernelConfig":
         if config_id in VENDOR_FAMILIES:
             return cls(config_id)
         m = cls._ID_RE.match(config_id)
@@ -117,6 +122,11 @@ class KernelConfig:
         if c.id != config_id:  # one spelling per kernel: ids are keys everywhere
             raise ConfigError(f"non-canonical config id {config_id!r}; the id is {c.id!r}")
         return c
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse_id(cls, config_id: str) -> KernelConfig:
+    return cls._from_id(config_id)
 
 
 @functools.lru_cache(maxsize=None)

@@ -23,6 +23,7 @@ leading dimension of size ``batch`` on A, B and C.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -57,14 +58,7 @@ class DType(str, Enum):
 
     @property
     def torch_dtype(self):
-        import torch
-
-        return {
-            "fp16": torch.float16,
-            "bf16": torch.bfloat16,
-            "fp32": torch.float32,
-            "fp8e4m3": torch.float8_e4m3fn,
-        }[self.value]
+        return _torch_dtypes()[self.value]
 
     @classmethod
     def parse(cls, value: "str | DType") -> "DType":
@@ -86,6 +80,14 @@ class DType(str, Enum):
                 return d
         raise UnsupportedProblem(f"unsupported tensor dtype {dtype}: tilepick GEMMs take "
                            f"float16, bfloat16, float32 or float8_e4m3fn inputs")
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_dtypes() -> dict:
+    import torch  # lazily: problems are used where torch is not needed
+
+    return {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32,
+            "fp8e4m3": torch.float8_e4m3fn}
 
 
 LAYOUTS = ("rr", "rc", "cr", "cc")
@@ -149,6 +151,15 @@ class GemmProblem:
                                    f"(m={self.m}, n={self.n}, k={self.k})")
         if self.base_align not in (1, 2, 4, 8, 16):
             raise ProblemError(f"base_align must be a power of two <= 16 bytes, got {self.base_align}")
+
+    def __hash__(self) -> int:
+        """Cached: problems key every cache on the dispatch path, where hashing eleven fields
+        on every call would cost more than the lookup."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     # -- layout helpers -------------------------------------------------------------------
     @property

@@ -14,6 +14,7 @@ Order of work, and why:
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import random
@@ -96,7 +97,8 @@ def sample_configs(problem: GemmProblem, n: int | None, rng: random.Random,
                    families: list[str] | None = None,
                    pool: set[str] | None = None) -> list[KernelConfig]:
     """All valid Triton configs (of the pool, if any), or ``n`` of them drawn so that every
-    applicable family keeps at least its share (n / families), the rest at random."""
+    applicable family keeps at least its share (n / families, and at least one: with fewer
+    than one config per family asked for, one per family is returned), the rest at random."""
     cfgs = [c for c in solvers.applicable_configs(problem, families=families)
             if not c.is_vendor and (pool is None or c.id in pool)]
     if n is None or len(cfgs) <= n:
@@ -134,6 +136,7 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar):
     from tilepick.runtime import device_for_kernels
 
     data = ProblemInputs.make(problem, device_for_kernels(), seed=opts.seed)
+    prov = dict(prov, date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     rows: dict[str, dict] = {}
     timed = 0
     best = math.inf
@@ -227,9 +230,11 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
         elif p.key() not in seen:
             seen.add(p.key())
             todo.append(p)
-    rng = random.Random(opts.seed)
     pool = config_pool(opts.pool, opts.seed)
-    plan = [(p, sample_configs(p, opts.sample, rng, opts.families, pool)) for p in todo]
+    # one sampler per problem, seeded by (seed, problem): a resumed or chunked sweep draws the
+    # same configs for a problem as an uninterrupted one
+    plan = [(p, sample_configs(p, opts.sample, random.Random(f"{opts.seed}:{p.key()}"),
+                               opts.families, pool)) for p in todo]
     t0 = time.time()
     compiled = compile_all([(p, c) for p, cfgs in plan for c in cfgs],
                            processes=opts.processes, progress=opts.progress)
@@ -265,5 +270,6 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
     bar.close()
     summary.measure_s = time.time() - t1
     summary.noise = noise_report(noise_samples, opts)
+    out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"sweep-{summary.sweep_id}.json").write_text(json.dumps(summary.to_dict(), indent=1))
     return summary

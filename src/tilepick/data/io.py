@@ -41,7 +41,7 @@ def part_files(path: str | os.PathLike) -> list[Path]:
     p = Path(path)
     if p.is_file():
         return [p]
-    return sorted(p.glob(PART_GLOB)) + sorted(p.glob("*.parquet"))
+    return sorted(p.glob("*.parquet"))  # parts (part-*.parquet) and compacted chunks
 
 
 def read_table(path: str | os.PathLike) -> pa.Table:

@@ -37,15 +37,41 @@ HARDWARE_INPUTS = ("sm_count", "peak_tflops", "mem_bw_gbps", "smem_per_block", "
 VENDOR_CODES = tuple(FAMILY_CODES.index(f) for f in VENDOR_FAMILIES)
 
 
-class Columns(dict):
+class Columns:
     """Named numeric columns (arrays, or scalars for per-problem values) with attribute access,
-    so that feature formulas read like the maths: ``c.m / c.block_m``."""
+    so that feature formulas read like the maths: ``c.m / c.block_m``. The columns live in the
+    instance ``__dict__``: attribute reads are plain lookups (this is on the prediction path)."""
 
-    def __getattr__(self, name):
+    def __init__(self, values: dict | None = None, **more):
+        if values:
+            self.__dict__.update(values)
+        self.__dict__.update(more)
+
+    def __getattr__(self, name):  # only reached when the name is missing
+        raise AttributeError(f"no input column or earlier feature named {name!r}")
+
+    def __getitem__(self, name):
         try:
-            return self[name]
+            return self.__dict__[name]
         except KeyError:
-            raise AttributeError(f"no input column or earlier feature named {name!r}") from None
+            raise KeyError(f"no input column or earlier feature named {name!r}") from None
+
+    def __setitem__(self, name, value):
+        self.__dict__[name] = value
+
+    def __contains__(self, name) -> bool:
+        return name in self.__dict__
+
+    def get(self, name, default=None):
+        return self.__dict__.get(name, default)
+
+    def update(self, values: dict | None = None, **more):
+        if values:
+            self.__dict__.update(values)
+        self.__dict__.update(more)
+
+    def keys(self):
+        return self.__dict__.keys()
 
 
 def dtype_token(problem: GemmProblem) -> str:
@@ -58,20 +84,23 @@ def hardware_columns(hw: HardwareProfile, dtype: str) -> dict:
         peak = hw.peak_tflops[dtype]
     except KeyError:
         raise ValueError(f"hardware profile {hw.arch} has no peak for dtype {dtype!r}") from None
-    return {"sm_count": float(hw.sm_count), "peak_tflops": float(peak),
-            "mem_bw_gbps": float(hw.mem_bw_gbps), "smem_per_block": float(hw.smem_per_block),
-            "smem_per_sm": float(hw.smem_per_sm), "l2_bytes": float(hw.l2_bytes)}
+    f = np.float64
+    return {"sm_count": f(hw.sm_count), "peak_tflops": f(peak),
+            "mem_bw_gbps": f(hw.mem_bw_gbps), "smem_per_block": f(hw.smem_per_block),
+            "smem_per_sm": f(hw.smem_per_sm), "l2_bytes": f(hw.l2_bytes)}
 
 
 def problem_columns(problem: GemmProblem) -> dict:
-    """Scalars of one problem (float64: exact for every size a GPU can hold)."""
+    """numpy float64 scalars of one problem (exact for every size a GPU can hold; numpy scalars
+    so that comparisons in the formulas give numpy booleans, as arrays do)."""
     tok = problem.dtype_token
-    return {"m": float(problem.m), "n": float(problem.n), "k": float(problem.k),
-            "batch": float(problem.batch), "lda": float(problem.lda), "ldb": float(problem.ldb),
-            "ldc": float(problem.ldc), "base_align": float(problem.base_align),
-            "dtype_code": float(DTYPE_CODES.index(tok)),
-            "layout_code": float(LAYOUT_CODES.index(problem.layout)),
-            "itemsize": float(_ITEMSIZE[tok]), "out_itemsize": float(_OUT_ITEMSIZE[tok])}
+    f = np.float64
+    return {"m": f(problem.m), "n": f(problem.n), "k": f(problem.k),
+            "batch": f(problem.batch), "lda": f(problem.lda), "ldb": f(problem.ldb),
+            "ldc": f(problem.ldc), "base_align": f(problem.base_align),
+            "dtype_code": f(DTYPE_CODES.index(tok)),
+            "layout_code": f(LAYOUT_CODES.index(problem.layout)),
+            "itemsize": f(_ITEMSIZE[tok]), "out_itemsize": f(_OUT_ITEMSIZE[tok])}
 
 
 def config_columns(configs) -> dict:

@@ -1,0 +1,294 @@
+"""The feature table: every model input, declared once as a named, vectorised formula.
+
+Why a table: the model's feature spec (ordered names + schema version) is generated from it, so
+training, prediction, the saved model and the tests can never disagree on a hand-copied list.
+Each formula takes :class:`~tilepick.features.columns.Columns` and returns an array (or a
+scalar, when every input it reads is a per-problem scalar); features are computed in table
+order and stored back into the columns, so a formula may read any earlier feature by name.
+
+Kinds, and what a formula of each kind may read (it is what makes caching valid):
+
+* ``hardware``: hardware columns only (and the dtype, through the per-dtype peak).
+* ``problem``: problem and hardware columns: one value per problem, computed once per problem
+  on the prediction path.
+* ``config``: config and hardware columns and the dtype's item sizes, never the problem's
+  sizes: cached per (config table, dtype, GPU) so a new problem does not rebuild them.
+* ``interaction``: anything; computed per candidate.
+
+Vendor configs (cuBLAS) have no tiles: their tile-derived features are NaN, which LightGBM
+treats as missing. Change a formula's meaning, and bump ``FEATURE_SCHEMA_VERSION``: a model
+trained on the old formula is then refused instead of silently fed different numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilepick.features.columns import FAMILY_CODES, Columns
+
+FEATURE_SCHEMA_VERSION = 1
+
+KINDS = ("hardware", "problem", "config", "interaction")
+
+# Rough costs used only inside the analytic estimate (a feature, not a prediction).
+LAUNCH_S = 2.5e-6
+MAX_WARPS_PER_SM = 64
+MAX_PROGRAMS_PER_SM = 32
+SMEM_RESERVED_PER_PROGRAM = 1024
+POW2_DIVISOR_CAP = 1024
+
+_TMA_FAMILIES = ("gemm.tma", "gemm.tma_persistent", "gemm.tma_repack")
+_SPLITK_FAMILIES = ("gemm.splitk", "gemm.splitk_atomic")
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    kind: str
+    fn: Callable[[Columns], object]
+    doc: str
+    categorical: bool = False
+
+
+def _code(family: str) -> float:
+    return float(FAMILY_CODES.index(family))
+
+
+def _is(c: Columns, families) -> np.ndarray:
+    hit = c.family_code == _code(families[0])
+    for f in families[1:]:
+        hit = hit | (c.family_code == _code(f))
+    return hit.astype(np.float64)
+
+
+def _memo(c: Columns, key: str, fn):
+    """Intermediate values several formulas share, computed once per Columns (not features)."""
+    v = c.get(key)
+    if v is None:
+        v = c[key] = fn(c)
+    return v
+
+
+def _tile(value):
+    """Config sizes as floats, NaN for vendor rows (0 in the data): no tile, no tile maths."""
+    return np.where(np.asarray(value) > 0, value, np.nan)
+
+
+def _log2(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log2(x)
+
+
+def _pow2_divisor_log2(x) -> np.ndarray:
+    """log2 of the largest power of two dividing x (capped): what vector widths can rely on."""
+    return np.log2(np.gcd(np.asarray(x).astype(np.int64), POW2_DIVISOR_CAP)).astype(np.float64)
+
+
+def _align_bytes(elems, itemsize) -> np.ndarray:
+    """Largest power of two (<= 16) dividing elems * itemsize bytes (16 for 0), as the
+    problem module computes it: gcd with 16 is exactly that."""
+    return np.gcd((np.asarray(elems) * itemsize).astype(np.int64), 16).astype(np.float64)
+
+
+def _operand_align(c: Columns, operand: str):
+    """Vectorised GemmProblem.operand_align (min of base, leading dim and contiguous size)."""
+    if operand == "a":
+        a_row = np.asarray(c.layout_code) < 2          # rr, rc
+        contig, ld, it = np.where(a_row, c.k, c.m), c.lda, c.itemsize
+    elif operand == "b":
+        b_row = np.asarray(c.layout_code) % 2 == 0     # rr, cr
+        contig, ld, it = np.where(b_row, c.n, c.k), c.ldb, c.itemsize
+    else:
+        contig, ld, it = c.n, c.ldc, c.out_itemsize
+    return np.minimum(c.base_align, np.minimum(_align_bytes(ld, it), _align_bytes(contig, it)))
+
+
+def _flops(c):
+    return _memo(c, "_flops", lambda c: 2.0 * c.m * c.n * c.k * c.batch)
+
+
+def _min_bytes(c):
+    return _memo(c, "_min_bytes", lambda c: c.batch * ((c.m * c.k + c.k * c.n) * c.itemsize
+                                                       + c.m * c.n * c.out_itemsize))
+
+
+def _roofline_s(c):
+    return np.maximum(_flops(c) / (c.peak_tflops * 1e12), _min_bytes(c) / (c.mem_bw_gbps * 1e9))
+
+
+def _smem_bytes(c):
+    """Shared memory of the pipeline (+ the TMA store's epilogue tile), as the solvers count it."""
+    bm, bn, bk = _tile(c.block_m), _tile(c.block_n), _tile(c.block_k)
+    pipe = c.num_stages * (bm + bn) * bk * c.itemsize
+    return pipe + _is(c, _TMA_FAMILIES) * bm * bn * c.out_itemsize
+
+
+def _occupancy(c):
+    """Programs resident per SM, limited by shared memory and by warps."""
+    by_smem = np.floor(c.smem_per_sm / (c.smem_kb * 1024 + SMEM_RESERVED_PER_PROGRAM))
+    by_warps = np.floor(MAX_WARPS_PER_SM / _tile(c.num_warps))
+    return np.minimum(np.minimum(by_smem, by_warps), MAX_PROGRAMS_PER_SM)
+
+
+def _wave_eff(work, slots):
+    """Busy fraction of the slots over the waves that ``work`` programs need."""
+    return work / (np.ceil(work / slots) * slots)
+
+
+def _splitk_ws_factor(c):
+    """fp32 workspace traffic of split-K per output element and split: written per split then
+    reduced (deterministic), or zeroed, accumulated atomically and read back (atomic)."""
+    det = _is(c, ("gemm.splitk",)) * 2 * c.split_k
+    atomic = _is(c, ("gemm.splitk_atomic",)) * (c.split_k + 2)
+    return det + atomic
+
+
+def _splitk_bytes(c):
+    return _memo(c, "_splitk_bytes", lambda c: c.batch * c.m * c.n * 4.0 * c.splitk_ws_factor)
+
+
+def _estimate_s(c):
+    """Analytic time of one config: padded flops at peak spread over the waves, against the
+    bytes it must move (split-K workspace and repack copies included), plus launches."""
+    compute = _flops(c) / (c.tile_eff * c.sm_util * (c.peak_tflops * 1e12))
+    memory = (_min_bytes(c) * (1.0 + 2 * c.is_repack) + _splitk_bytes(c)) / (c.mem_bw_gbps * 1e9)
+    return np.maximum(compute, memory) + LAUNCH_S * c.launches
+
+
+def _traffic_bytes(c):
+    """Operand bytes the tiles load if nothing is reused across programs (L2 decides how much
+    of it reaches DRAM): A once per column of tiles, B once per row of tiles."""
+    return c.batch * ((c.m * c.k * c.tiles_n + c.k * c.n * c.tiles_m) * c.itemsize
+                      + c.m * c.n * c.out_itemsize)
+
+
+F = Feature
+FEATURES: tuple[Feature, ...] = (
+    # -- hardware ------------------------------------------------------------------------------
+    F("hw_sm_count", "hardware", lambda c: c.sm_count, "multiprocessors"),
+    F("hw_peak_tflops", "hardware", lambda c: c.peak_tflops, "dense peak for the dtype"),
+    F("hw_mem_bw_gbps", "hardware", lambda c: c.mem_bw_gbps, "DRAM bandwidth (datasheet)"),
+    F("hw_smem_per_sm_kb", "hardware", lambda c: c.smem_per_sm / 1024, "shared memory per SM"),
+    F("hw_l2_mb", "hardware", lambda c: c.l2_bytes / 2**20, "L2 cache size"),
+    # -- problem ------------------------------------------------------------------------------
+    F("m", "problem", lambda c: c.m, "rows of A and C"),
+    F("n", "problem", lambda c: c.n, "columns of B and C"),
+    F("k", "problem", lambda c: c.k, "inner dimension"),
+    F("batch", "problem", lambda c: c.batch, "batch count"),
+    F("log2_m", "problem", lambda c: np.log2(c.m), "log2 M"),
+    F("log2_n", "problem", lambda c: np.log2(c.n), "log2 N"),
+    F("log2_k", "problem", lambda c: np.log2(c.k), "log2 K"),
+    F("log2_batch", "problem", lambda c: np.log2(c.batch), "log2 batch"),
+    F("log2_flops", "problem", lambda c: np.log2(_flops(c)), "log2 of 2*M*N*K*batch"),
+    F("log2_min_bytes", "problem", lambda c: np.log2(_min_bytes(c)),
+      "log2 of the fewest bytes moved (inputs once, output once)"),
+    F("arith_intensity", "problem", lambda c: _flops(c) / _min_bytes(c), "flops / min bytes"),
+    F("log2_arith_intensity", "problem", lambda c: np.log2(_flops(c) / _min_bytes(c)),
+      "log2 of the arithmetic intensity"),
+    F("compute_boundness", "problem",
+      lambda c: np.log2(_flops(c) / _min_bytes(c)
+                        / (c.peak_tflops * 1e12 / (c.mem_bw_gbps * 1e9))),
+      "log2(intensity / ridge point): > 0 compute bound, < 0 memory bound"),
+    F("log2_m_over_n", "problem", lambda c: np.log2(c.m / c.n), "aspect ratio M:N"),
+    F("log2_m_over_k", "problem", lambda c: np.log2(c.m / c.k), "aspect ratio M:K"),
+    F("log2_n_over_k", "problem", lambda c: np.log2(c.n / c.k), "aspect ratio N:K"),
+    F("pow2div_m", "problem", lambda c: _pow2_divisor_log2(c.m),
+      f"log2 of the largest power of two dividing M (cap {POW2_DIVISOR_CAP})"),
+    F("pow2div_n", "problem", lambda c: _pow2_divisor_log2(c.n), "same for N"),
+    F("pow2div_k", "problem", lambda c: _pow2_divisor_log2(c.k), "same for K"),
+    F("k_mod_64_zero", "problem", lambda c: (np.asarray(c.k) % 64 == 0).astype(np.float64),
+      "K is a multiple of 64 (no masked K tail for most block_k)"),
+    F("align_a", "problem", lambda c: _operand_align(c, "a"), "vector alignment of A, bytes"),
+    F("align_b", "problem", lambda c: _operand_align(c, "b"), "vector alignment of B, bytes"),
+    F("align_c", "problem", lambda c: _operand_align(c, "c"), "vector alignment of C, bytes"),
+    F("tma_aligned", "problem",
+      lambda c: ((c.base_align >= 16) & ((c.lda * c.itemsize) % 16 == 0)
+                 & ((c.ldb * c.itemsize) % 16 == 0)
+                 & ((c.ldc * c.out_itemsize) % 16 == 0)).astype(np.float64),
+      "strides and bases meet the TMA rules"),
+    F("dtype_code", "problem", lambda c: c.dtype_code, "input dtype", categorical=True),
+    F("layout_code", "problem", lambda c: c.layout_code, "layout (rr, rc, cr, cc)",
+      categorical=True),
+    F("itemsize", "problem", lambda c: c.itemsize, "input bytes per element"),
+    F("log2_roofline_us", "problem", lambda c: np.log2(_roofline_s(c) * 1e6),
+      "log2 of max(flops / peak, min bytes / bandwidth) in microseconds"),
+    F("roofline_tflops", "problem", lambda c: _flops(c) / _roofline_s(c) / 1e12,
+      "TFLOP/s at the roofline (the ceiling any kernel can reach)"),
+    # -- config -------------------------------------------------------------------------------
+    F("family_code", "config", lambda c: c.family_code, "kernel family", categorical=True),
+    F("is_vendor", "config", lambda c: _is(c, ("gemm.cublas",)), "vendor library (cuBLAS)"),
+    F("is_tma", "config", lambda c: _is(c, _TMA_FAMILIES), "loads through TMA descriptors"),
+    F("is_persistent", "config", lambda c: _is(c, ("gemm.tma_persistent",)),
+      "persistent grid (one program per SM)"),
+    F("is_repack", "config", lambda c: _is(c, ("gemm.tma_repack",)),
+      "copies misaligned operands first"),
+    F("is_splitk", "config", lambda c: _is(c, _SPLITK_FAMILIES), "splits K across programs"),
+    F("block_m", "config", lambda c: _tile(c.block_m), "tile rows"),
+    F("block_n", "config", lambda c: _tile(c.block_n), "tile columns"),
+    F("block_k", "config", lambda c: _tile(c.block_k), "tile depth"),
+    F("group_m", "config", lambda c: _tile(c.group_m), "grouped tile order width"),
+    F("num_warps", "config", lambda c: _tile(c.num_warps), "warps per program"),
+    F("num_stages", "config", lambda c: _tile(c.num_stages), "pipeline stages"),
+    F("split_k", "config", lambda c: c.split_k, "K splits"),
+    F("log2_tile_area", "config", lambda c: np.log2(_tile(c.block_m) * _tile(c.block_n)),
+      "log2 of block_m * block_n"),
+    F("tile_intensity", "config",
+      lambda c: _tile(c.block_m) * _tile(c.block_n) / (_tile(c.block_m) + _tile(c.block_n)),
+      "MACs per loaded element of a K step: bm*bn/(bm+bn)"),
+    F("smem_kb", "config", lambda c: _smem_bytes(c) / 1024, "shared memory per program, KiB"),
+    F("acc_regs_per_thread", "config",
+      lambda c: _tile(c.block_m) * _tile(c.block_n) / (32 * _tile(c.num_warps)),
+      "fp32 accumulator registers per thread"),
+    F("occupancy", "config", _occupancy,
+      "programs resident per SM (shared memory and warp limits)"),
+    F("launches", "config",
+      lambda c: 1.0 + _is(c, ("gemm.splitk",)) + 2 * _is(c, ("gemm.splitk_atomic",))
+      + 3 * c.is_repack,
+      "kernel launches per call (split-K reduction, workspace zeroing, repack copies)"),
+    F("splitk_ws_factor", "config", _splitk_ws_factor,
+      "fp32 workspace bytes moved per output element / 4 (0 without split-K)"),
+    # -- interaction ---------------------------------------------------------------------------
+    F("tiles_m", "interaction", lambda c: np.ceil(c.m / _tile(c.block_m)), "tiles along M"),
+    F("tiles_n", "interaction", lambda c: np.ceil(c.n / _tile(c.block_n)), "tiles along N"),
+    F("k_blocks", "interaction", lambda c: np.ceil(c.k / _tile(c.block_k)), "K steps in all"),
+    F("k_iters", "interaction", lambda c: np.ceil(c.k_blocks / c.split_k),
+      "K steps per program"),
+    F("eff_m", "interaction", lambda c: c.m / (c.tiles_m * _tile(c.block_m)),
+      "useful fraction of the M tiles: M / (ceil(M / bm) * bm)"),
+    F("eff_n", "interaction", lambda c: c.n / (c.tiles_n * _tile(c.block_n)),
+      "useful fraction of the N tiles"),
+    F("eff_k", "interaction", lambda c: c.k / (c.k_blocks * _tile(c.block_k)),
+      "useful fraction of the K steps"),
+    F("tile_eff", "interaction", lambda c: c.eff_m * c.eff_n * c.eff_k,
+      "useful fraction of the padded work"),
+    F("output_tiles", "interaction", lambda c: c.tiles_m * c.tiles_n * c.batch,
+      "output tiles (all batches)"),
+    F("programs", "interaction", lambda c: c.output_tiles * c.split_k,
+      "output tiles x split_k: the units of parallel work"),
+    F("log2_programs", "interaction", lambda c: np.log2(c.programs), "log2 of programs"),
+    F("waves", "interaction", lambda c: c.programs / c.sm_count, "programs / SMs"),
+    F("sm_util", "interaction", lambda c: _wave_eff(c.programs, c.sm_count),
+      "wave quantisation: programs / (ceil(programs / SMs) * SMs)"),
+    F("waves_resident", "interaction", lambda c: c.programs / (c.sm_count * c.occupancy),
+      "programs / (SMs x resident programs per SM)"),
+    F("sm_util_resident", "interaction",
+      lambda c: _wave_eff(c.programs, c.sm_count * c.occupancy),
+      "wave quantisation over every resident slot"),
+    F("pipeline_fill", "interaction", lambda c: np.minimum(1.0, c.k_iters / c.num_stages),
+      "K steps per program / stages: stages beyond the K steps idle"),
+    F("log2_traffic_ratio", "interaction",
+      lambda c: np.log2(_traffic_bytes(c) / _min_bytes(c)),
+      "log2 of operand loads without cross-program reuse / min bytes"),
+    F("log2_splitk_ws_ratio", "interaction",
+      lambda c: np.log2(1.0 + _splitk_bytes(c) / _min_bytes(c)),
+      "split-K workspace traffic relative to the min bytes"),
+    F("log2_estimate_us", "interaction", lambda c: np.log2(_estimate_s(c) * 1e6),
+      "log2 of the analytic time estimate (roofline with padding, waves, split-K, launches)"),
+    F("estimate_tflops", "interaction",
+      lambda c: _flops(c) / np.exp2(c.log2_estimate_us) / 1e6,
+      "TFLOP/s the analytic estimate predicts"),
+)
+del F

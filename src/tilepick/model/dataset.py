@@ -1,0 +1,157 @@
+"""Measured data as training data: filtered, deduplicated, grouped by problem, featurised.
+
+Rules (each is a decision about what the model may learn from):
+
+* only ``valid`` rows with a meaningful, positive time are learned from: a config that failed
+  has no speed, and prediction never ranks it (the solvers' validity rules exclude it);
+* ``stopped_early`` rows are kept: their time is a rough single estimate, but "clearly slower
+  than the best" is exactly what the model must learn about them;
+* the same (problem, config) measured twice in one sweep (a part copied into two chunk files)
+  is one row; measured in several sweeps, the re-timed rows are preferred (their time is the
+  median over interleaved rounds) and the median time of the preferred rows is kept;
+* rows are sorted by problem so that each problem is one contiguous query (LambdaRank).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tilepick.data.io import part_files, read_frame
+from tilepick.features import frame_matrix
+from tilepick.hardware import HardwareProfile, arch_from_name, profile
+
+
+class DataError(ValueError):
+    """Training or evaluation data that cannot be used; the message says why."""
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def data_files(paths) -> list[Path]:
+    files: list[Path] = []
+    for p in paths:
+        if not Path(p).exists():
+            raise DataError(f"data path {p} does not exist")
+        found = list(dict.fromkeys(part_files(p)))
+        if not found:
+            raise DataError(f"no parquet files under {p}")
+        files.extend(found)
+    return list(dict.fromkeys(files))
+
+
+def shape_group(frame: pd.DataFrame) -> np.ndarray:
+    """The cross-validation group of each row: its (M, N, K), whatever the dtype, layout or
+    strides, so one shape is never both trained on and tested on."""
+    return (frame["m"].astype(str) + "x" + frame["n"].astype(str) + "x"
+            + frame["k"].astype(str)).to_numpy()
+
+
+def clean(frame: pd.DataFrame, dtype: str | None = None, arch: str | None = None) -> pd.DataFrame:
+    """The learnable rows of a dataset frame (see the module doc), sorted by problem."""
+    df = frame
+    if "op" in df:
+        df = df[df["op"].fillna("gemm") == "gemm"]
+    if dtype is not None:
+        df = df[df["dtype"] == dtype]
+    if arch is not None and "gpu_name" in df:
+        archs = df["gpu_name"].fillna("").map(lambda s: arch_from_name(s) or s)
+        df = df[archs == arch]
+    ok = df["valid"].fillna(False).astype(bool) & df["time_ms"].notna() & (df["time_ms"] > 0)
+    if "timing_meaningful" in df:
+        ok &= df["timing_meaningful"].fillna(True).astype(bool)
+    df = df[ok].copy()
+    df["retimed"] = df["retimed"].fillna(False).astype(bool) if "retimed" in df else False
+    df["stopped_early"] = (df["stopped_early"].fillna(False).astype(bool)
+                           if "stopped_early" in df else False)
+    if "sweep_id" in df:
+        df = df.drop_duplicates(subset=["problem_key", "config_id", "sweep_id"], keep="last")
+    df = _merge_repeats(df)
+    flops = 2.0 * df["m"] * df["n"] * df["k"] * df["batch"]
+    df["tflops"] = flops / (df["time_ms"] * 1e9)
+    return df.sort_values(["problem_key", "config_id"], kind="stable").reset_index(drop=True)
+
+
+def _merge_repeats(df: pd.DataFrame) -> pd.DataFrame:
+    dup = df.duplicated(subset=["problem_key", "config_id"], keep=False)
+    if not dup.any():
+        return df
+    single, multi = df[~dup], df[dup]
+    # Re-timed measurements win over screening ones; the median of the winners is kept.
+    best_kind = multi.groupby(["problem_key", "config_id"])["retimed"].transform("max")
+    multi = multi[multi["retimed"] == best_kind]
+    med = multi.groupby(["problem_key", "config_id"])["time_ms"].transform("median")
+    multi = multi.assign(time_ms=med).drop_duplicates(subset=["problem_key", "config_id"],
+                                                      keep="last")
+    return pd.concat([single, multi], ignore_index=True)
+
+
+@dataclass
+class Dataset:
+    """Featurised rows, with what evaluation needs per row and per problem."""
+
+    frame: pd.DataFrame
+    x: np.ndarray
+    hw: HardwareProfile
+    files: list = field(default_factory=list)   # [{"path", "sha256", "bytes"}]
+
+    def __post_init__(self):
+        f = self.frame
+        self.problem_keys, self.problem_index = np.unique(f["problem_key"].to_numpy(),
+                                                          return_inverse=True)
+        self.tflops = f["tflops"].to_numpy(dtype=np.float64)
+        best = f.groupby("problem_key")["tflops"].transform("max").to_numpy(dtype=np.float64)
+        self.best = best
+        self.rel = self.tflops / best
+        self.groups = shape_group(f)
+        self.config_ids = f["config_id"].to_numpy()
+        # Contiguous problem blocks (rows are sorted by problem): start offsets and sizes.
+        starts = np.flatnonzero(np.r_[True, self.problem_index[1:] != self.problem_index[:-1]])
+        self.starts = starts
+        self.sizes = np.diff(np.r_[starts, len(f)])
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def n_problems(self) -> int:
+        return len(self.problem_keys)
+
+    def subset_problems(self, problem_mask: np.ndarray) -> "Dataset":
+        rows = problem_mask[self.problem_index]
+        return Dataset(self.frame[rows].reset_index(drop=True), self.x[rows], self.hw, self.files)
+
+
+def build(frame: pd.DataFrame, hw: HardwareProfile, files=None) -> Dataset:
+    """Features for a cleaned frame (one dtype)."""
+    if frame.empty:
+        raise DataError("no valid, timed rows to learn from")
+    return Dataset(frame, frame_matrix(frame, hw), hw, files or [])
+
+
+def load(paths, dtype: str = "bf16", arch: str = "h200") -> Dataset:
+    """Read, clean and featurise every parquet file under ``paths`` for one dtype and GPU."""
+    files = data_files(paths)
+    frames = [read_frame(f) for f in files]
+    raw = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if raw.empty:
+        raise DataError(f"no rows in {[str(p) for p in paths]}")
+    frame = clean(raw, dtype=dtype, arch=arch)
+    if frame.empty:
+        found = sorted({(str(d), arch_from_name(str(g)) or str(g))
+                        for d, g in zip(raw["dtype"], raw["gpu_name"].fillna(""))})
+        raise DataError(f"no valid {dtype} rows measured on {arch} in "
+                        f"{[str(p) for p in paths]} (found dtype/arch pairs: {found[:6]})")
+    meta = [{"path": str(f), "sha256": sha256_file(f), "bytes": os.path.getsize(f)} for f in files]
+    return build(frame, profile(arch), meta)

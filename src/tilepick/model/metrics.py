@@ -1,0 +1,119 @@
+"""Selection metrics: how good is the config a ranking picks, per problem and overall.
+
+Efficiency of a pick on a problem = measured TFLOP/s of the picked config / the best measured
+TFLOP/s among that problem's measured candidates (the oracle).
+
+The winner's-curse rule: the data is sampled (each problem has ~100-150 of ~1,000 valid configs
+measured), so a model may prefer a config that was never measured for the problem. Its speed is
+unknown, and scoring it by a guess would flatter or punish the model arbitrarily. Evaluation
+therefore ranks only the *measured* candidates of each problem: the pick is the best-ranked
+measured candidate. The same rule applies to every method (static configs, cuBLAS, top-k), so
+they are compared on equal terms; it measures ranking quality over what was measured, not the
+speed of unmeasured configs.
+
+Ties: candidates with equal scores keep the dataset order (config id); a pick whose measured
+speed equals the best counts as a top-1 hit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+M_SLICES = (("M=1", 1, 1), ("M=2-16", 2, 16), ("M=17-128", 17, 128),
+            ("M=129-1024", 129, 1024), ("M>1024", 1025, None))
+TOPK = (1, 2, 4, 5, 8)
+
+
+def per_problem(problem_index: np.ndarray, tflops: np.ndarray, scores: np.ndarray,
+                ks=TOPK) -> pd.DataFrame:
+    """One row per problem: best measured TFLOP/s, the pick's, and the best of the top k.
+
+    ``problem_index`` must be sorted (rows grouped by problem), as in a Dataset.
+    """
+    problem_index = np.asarray(problem_index)
+    n = len(problem_index)
+    if n == 0:
+        return pd.DataFrame(columns=["problem", "candidates", "best_tflops", "pick_row",
+                                     "pick_tflops", "efficiency", "top1", "best_rank"]
+                            + [f"top{k}_efficiency" for k in ks])
+    if np.any(np.diff(problem_index) < 0):
+        raise ValueError("rows must be grouped by problem (sorted problem_index)")
+    tflops = np.asarray(tflops, dtype=np.float64)
+    s = np.asarray(scores, dtype=np.float64)
+    s = np.where(np.isnan(s), -np.inf, s)
+    order = np.lexsort((np.arange(n), -s, problem_index))   # by problem, best score first
+    starts = np.flatnonzero(np.r_[True, problem_index[order][1:] != problem_index[order][:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    rank = np.arange(n) - np.repeat(starts, sizes)
+    t_sorted = tflops[order]
+    best = np.maximum.reduceat(t_sorted, starts)
+    best_rep = np.repeat(best, sizes)
+    is_best = t_sorted >= best_rep * (1 - 1e-12)
+    # rank of the first candidate that reaches the best measured speed
+    best_rank = np.minimum.reduceat(np.where(is_best, rank, n), starts)
+    out = pd.DataFrame({
+        "problem": problem_index[order][starts],
+        "candidates": sizes,
+        "best_tflops": best,
+        "pick_row": order[starts],
+        "pick_tflops": t_sorted[starts],
+    })
+    out["efficiency"] = out["pick_tflops"] / out["best_tflops"]
+    out["top1"] = best_rank == 0
+    out["best_rank"] = best_rank
+    for k in ks:
+        top = np.maximum.reduceat(np.where(rank < k, t_sorted, 0.0), starts)
+        out[f"top{k}_efficiency"] = top / best
+    return out
+
+
+def summarize(eff: np.ndarray, top1: np.ndarray | None = None,
+              best_rank: np.ndarray | None = None) -> dict:
+    """Mean / median / P10 / min efficiency (+ top-1 accuracy and top-5 hit rate)."""
+    eff = np.asarray(eff, dtype=np.float64)
+    if eff.size == 0:
+        return {"problems": 0, "mean": None, "median": None, "p10": None, "min": None,
+                "top1_accuracy": None, "top5_hit_rate": None}
+    out = {"problems": int(eff.size), "mean": float(eff.mean()), "median": float(np.median(eff)),
+           "p10": float(np.percentile(eff, 10)), "min": float(eff.min())}
+    out["top1_accuracy"] = float(np.mean(top1)) if top1 is not None else None
+    out["top5_hit_rate"] = float(np.mean(np.asarray(best_rank) < 5)) if best_rank is not None else None
+    return out
+
+
+def r2(y_true: np.ndarray, y_pred: np.ndarray) -> float | None:
+    y_true, y_pred = np.asarray(y_true, float), np.asarray(y_pred, float)
+    ok = np.isfinite(y_true) & np.isfinite(y_pred)
+    if ok.sum() < 2:
+        return None
+    ss_res = float(np.sum((y_true[ok] - y_pred[ok]) ** 2))
+    ss_tot = float(np.sum((y_true[ok] - y_true[ok].mean()) ** 2))
+    return 1.0 - ss_res / ss_tot if ss_tot > 0 else None
+
+
+def m_slice(m: int) -> str:
+    for name, lo, hi in M_SLICES:
+        if m >= lo and (hi is None or m <= hi):
+            return name
+    raise ValueError(m)
+
+
+def method_summary(table: pd.DataFrame, m_values: np.ndarray | None = None) -> dict:
+    """Summary of one method's per-problem table, overall and by M slice."""
+    out = summarize(table["efficiency"].to_numpy(), table["top1"].to_numpy(),
+                    table["best_rank"].to_numpy())
+    for k in TOPK:
+        col = f"top{k}_efficiency"
+        if col in table:
+            out[f"top{k}_mean"] = float(table[col].mean()) if len(table) else None
+    if m_values is not None and len(table):
+        slices = np.array([m_slice(int(m)) for m in m_values])
+        out["by_m"] = {}
+        for name, _, _ in M_SLICES:
+            sel = slices == name
+            if sel.any():
+                t = table[sel]
+                out["by_m"][name] = summarize(t["efficiency"].to_numpy(), t["top1"].to_numpy(),
+                                              t["best_rank"].to_numpy())
+    return out
