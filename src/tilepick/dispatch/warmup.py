@@ -1,0 +1,52 @@
+"""Cold start: compile ahead, in parallel, what the dispatcher would run for a list of problems.
+
+Kernel sizes are run-time arguments, so one binary serves every problem of a specialisation
+class; warming the model's top-k for a workload's shapes (an LLM's projections at the token
+counts it serves) leaves nothing to compile on the first real call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilepick.config import KernelConfig
+from tilepick.problem import GemmProblem
+
+
+@dataclass
+class WarmupReport:
+    problems: int
+    pairs: int
+    binaries: int
+    failed: list
+    seconds: float
+    median_compile_s: float | None
+
+    def to_dict(self) -> dict:
+        return {"problems": self.problems, "pairs": self.pairs, "binaries": self.binaries,
+                "failed": self.failed, "seconds": self.seconds,
+                "median_compile_s": self.median_compile_s}
+
+
+def candidates(dispatcher, problem: GemmProblem, top: int) -> list[KernelConfig]:
+    """What the dispatcher could launch for ``problem``: its top ``top`` candidates."""
+    ranked, _ = dispatcher.ranked(problem)
+    return [KernelConfig.from_id(cid) for cid, _, _ in ranked[:top]]
+
+
+def warmup(problems: list[GemmProblem], dispatcher, top: int = 4,
+           processes: int | None = None, progress: bool = True) -> WarmupReport:
+    import statistics
+    import time
+
+    from tilepick.bench.compile_pool import compile_all
+
+    pairs = [(p, c) for p in problems for c in candidates(dispatcher, p, top) if not c.is_vendor]
+    t0 = time.time()
+    results = compile_all(pairs, processes=processes, progress=progress)
+    secs = time.time() - t0
+    binaries = {(cid, r.seconds): r for (_, cid), r in results.items()}
+    failed = sorted({f"{cid}: {r.reason}" for (_, cid), r in results.items() if not r.ok})
+    times = [r.seconds for r in binaries.values()]
+    return WarmupReport(len(problems), len(pairs), len(binaries), failed, secs,
+                        statistics.median(times) if times else None)
