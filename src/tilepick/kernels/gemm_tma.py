@@ -31,6 +31,20 @@ def _tile_product(a_desc, b_desc, bid, off_m, off_n, K, BLOCK_M: tl.constexpr,
     return acc
 
 
+@triton.jit
+def _tile(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, bid, pid_m, pid_n, K,
+          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+          A_ROW: tl.constexpr, B_ROW: tl.constexpr, HAS_SCALE: tl.constexpr,
+          PRECISION: tl.constexpr):
+    """One output tile: product, fp8 scales, store through the copy engine."""
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    acc = _tile_product(a_desc, b_desc, bid, off_m, off_n, K, BLOCK_M, BLOCK_N, BLOCK_K,
+                        A_ROW, B_ROW, PRECISION)
+    acc = scale_epilogue(acc, scale_a_ptr, scale_b_ptr, HAS_SCALE)
+    c_desc.store([bid, off_m, off_n], acc.to(c_desc.dtype).reshape(1, BLOCK_M, BLOCK_N))
+
+
 @triton.jit(do_not_specialize=["M", "N", "K"])
 def gemm_tma_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, M, N, K,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -39,12 +53,8 @@ def gemm_tma_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, M, N, K,
     pid = tl.program_id(0)
     bid = tl.program_id(2)
     pid_m, pid_n = grouped_tile(pid, tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
-    off_m = pid_m * BLOCK_M
-    off_n = pid_n * BLOCK_N
-    acc = _tile_product(a_desc, b_desc, bid, off_m, off_n, K, BLOCK_M, BLOCK_N, BLOCK_K,
-                        A_ROW, B_ROW, PRECISION)
-    acc = scale_epilogue(acc, scale_a_ptr, scale_b_ptr, HAS_SCALE)
-    c_desc.store([bid, off_m, off_n], acc.to(c_desc.dtype).reshape(1, BLOCK_M, BLOCK_N))
+    _tile(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, bid, pid_m, pid_n, K, BLOCK_M,
+          BLOCK_N, BLOCK_K, A_ROW, B_ROW, HAS_SCALE, PRECISION)
 
 
 @triton.jit(do_not_specialize=["M", "N", "K", "BATCH", "NUM_PROGRAMS"])
@@ -61,9 +71,5 @@ def gemm_tma_persistent_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr,
     for tile in range(start, total, NUM_PROGRAMS):
         bid = tile // tiles_per_batch
         pid_m, pid_n = grouped_tile(tile % tiles_per_batch, num_pid_m, num_pid_n, GROUP_M)
-        off_m = pid_m * BLOCK_M
-        off_n = pid_n * BLOCK_N
-        acc = _tile_product(a_desc, b_desc, bid, off_m, off_n, K, BLOCK_M, BLOCK_N, BLOCK_K,
-                            A_ROW, B_ROW, PRECISION)
-        acc = scale_epilogue(acc, scale_a_ptr, scale_b_ptr, HAS_SCALE)
-        c_desc.store([bid, off_m, off_n], acc.to(c_desc.dtype).reshape(1, BLOCK_M, BLOCK_N))
+        _tile(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, bid, pid_m, pid_n, K, BLOCK_M,
+              BLOCK_N, BLOCK_K, A_ROW, B_ROW, HAS_SCALE, PRECISION)
