@@ -138,11 +138,13 @@ class Dispatcher:
         """The model's top-k, k grown to every candidate within two uncertainties of the best."""
         if not ranked:
             return []
-        best_pred, unc = ranked[0][1], ranked[0][2]
+        best_pred = ranked[0][1] if ranked[0][1] is not None else math.nan
+        unc = ranked[0][2] if ranked[0][2] is not None else math.inf  # unknown: benchmark more
         k = self.k
         if math.isfinite(best_pred) and math.isfinite(unc):
             floor = best_pred * math.exp(-2.0 * unc)
-            k = max(k, sum(1 for _, p, _ in ranked if math.isfinite(p) and p >= floor))
+            k = max(k, sum(1 for _, p, _ in ranked if p is not None and math.isfinite(p)
+                           and p >= floor))
         elif not math.isfinite(unc):
             k = self.max_k
         return [cid for cid, _, _ in ranked[:min(k, self.max_k)]]
