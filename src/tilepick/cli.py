@@ -314,3 +314,5 @@ def main():  # pragma: no cover
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+from tilepick.cli_model import register as _register_model_commands  # noqa: E402
+_register_model_commands(app)

@@ -9,7 +9,8 @@ validity for a problem is one vectorised mask:
   solvers' own ``config_invalid_reason``, evaluated once per (table, dtype, layout, GPU) on a
   stand-in problem sized so that every size rule passes;
 * whether a family can serve the problem at all is the solvers' own
-  ``not_applicable_reason``, asked once per problem;
+  ``not_applicable_reason``, asked once per problem (the repack family only when plain TMA
+  cannot serve it: that is its rule);
 * the size rules (a tile larger than the problem needs, split-K with empty splits or with
   enough output tiles already) are mirrored here, vectorised. ``tests/test_features.py``
   checks, over many shapes, that the mask selects exactly what ``applicable_configs`` returns;
@@ -27,9 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilepick.config import KernelConfig, space
-from tilepick.features.columns import (CONFIG_INPUTS, FAMILY_CODES, Columns,
-                                       candidate_columns, config_columns, dtype_of,
-                                       hardware_columns)
+from tilepick.features.columns import (CONFIG_INPUTS, FAMILY_CODES, Columns, config_columns,
+                                       dtype_of, hardware_columns, problem_columns)
 from tilepick.features.compute import FEATURE_NAMES, compute
 from tilepick.features.table import FEATURES
 from tilepick.hardware import HardwareProfile
@@ -41,6 +41,8 @@ _PER_PROBLEM = ("hardware", "problem")
 _CONFIG_POS = [j for j, f in enumerate(FEATURES) if f.kind == "config"]
 _PER_PROBLEM_POS = [j for j, f in enumerate(FEATURES) if f.kind in _PER_PROBLEM]
 _INTERACTION_POS = [j for j, f in enumerate(FEATURES) if f.kind == "interaction"]
+_PER_PROBLEM_NAMES = [FEATURE_NAMES[j] for j in _PER_PROBLEM_POS]
+_INTERACTION_NAMES = [FEATURE_NAMES[j] for j in _INTERACTION_POS]
 _INPUT_NAMES = CONFIG_INPUTS
 
 
@@ -117,45 +119,76 @@ class CandidateTable:
         # Column blocks gathered with one fancy index per problem (rows = columns here).
         self._static = np.stack([self.config_features[FEATURE_NAMES[j]] for j in _CONFIG_POS])
         self._inputs = np.stack([self.config_inputs[name] for name in _INPUT_NAMES])
+        self._hardware = hardware_columns(self.hw, self.dtype)
+        self.id_array = np.array(self.ids, dtype=object)
+        ci = self.config_inputs
+        self._bm, self._bn, self._bk = ci["block_m"], ci["block_n"], ci["block_k"]
+        self._bm_at_min = self._bm <= self.min_block_m
+        self._bn_at_min = self._bn <= self.min_block_n
+        self._split = np.flatnonzero(ci["split_k"] > 1)
+        bm_s, bn_s, bk_s, sk_s = (ci[k][self._split] for k in ("block_m", "block_n", "block_k",
+                                                               "split_k"))
+        # ceil(K / bk) >= split_k  <=>  K > (split_k - 1) * bk
+        self._split_cfg = (bm_s, bn_s, (sk_s - 1) * bk_s, sk_s)
+        self._size_cache: dict = {}
 
     def __len__(self) -> int:
         return len(self.configs)
 
+    def _family_ok(self, p: GemmProblem) -> np.ndarray:
+        """Which families can serve the problem, by the solvers' own not_applicable_reason.
+
+        One shortcut: the repack family serves exactly the problems the plain TMA family
+        cannot (its rule says so, and building its aligned stand-in problem costs more than
+        the rest of the mask), so it is only asked when gemm.tma said no.
+        """
+        hw = self.hw
+        ok = {}
+        for fam, solver in SOLVERS.items():
+            if fam == "gemm.tma_repack" and ok.get("gemm.tma"):
+                ok[fam] = False
+            else:
+                ok[fam] = solver.not_applicable_reason(p, hw) is None
+        return np.array([ok.get(f, False) for f in FAMILY_CODES], dtype=bool)
+
     def valid_mask(self, problem: GemmProblem) -> np.ndarray:
         """Which configs ``applicable_configs(problem, hw)`` would return (see the module doc)."""
         p, hw = problem, self.hw
-        fam_ok = np.array([SOLVERS[f].not_applicable_reason(p, hw) is None if f in SOLVERS
-                           else False for f in FAMILY_CODES], dtype=bool)
-        ok = self.static_ok & fam_ok[self.family_index]
-        ci = self.config_inputs
-        bm, bn, bk, sk = ci["block_m"], ci["block_n"], ci["block_k"], ci["split_k"]
-        ok &= bm <= np.maximum(self.min_block_m, next_pow2(p.m))
-        ok &= bn <= np.maximum(self.min_block_n, next_pow2(p.n))
-        ok &= bk <= max(32, next_pow2(p.k))
-        split = sk > 1
-        if split.any():
-            with np.errstate(divide="ignore", invalid="ignore"):
-                k_blocks = np.ceil(p.k / bk)
-                tiles = np.ceil(p.m / bm) * np.ceil(p.n / bn) * p.batch
-            ok &= ~split | ((k_blocks >= sk) & (tiles <= hw.sm_count))
+        ok = self._size_ok(next_pow2(p.m), next_pow2(p.n), next_pow2(p.k)) \
+            & self._family_ok(p)[self.family_index]
+        s = self._split
+        if len(s):  # split-K: no empty splits, and only while the output tiles leave SMs idle
+            bm, bn, k_floor, _ = self._split_cfg
+            tiles = np.ceil(p.m / bm) * np.ceil(p.n / bn) * p.batch
+            ok[s] &= (p.k > k_floor) & (tiles <= hw.sm_count)
         return ok
 
+    def _size_ok(self, m2: int, n2: int, k2: int) -> np.ndarray:
+        """Static rules & 'no tile larger than the problem's next power of two needs' (unless
+        at the family minimum): a function of the powers of two only, so cached per triple."""
+        key = (m2, n2, k2)
+        ok = self._size_cache.get(key)
+        if ok is None:
+            ok = (self.static_ok & (self._bm_at_min | (self._bm <= m2))
+                  & (self._bn_at_min | (self._bn <= n2)) & (self._bk <= max(32, k2)))
+            if len(self._size_cache) < 65536:
+                self._size_cache[key] = ok
+        return ok  # callers combine it into a new array; never modified in place
+
     def features(self, problem: GemmProblem, index: np.ndarray) -> np.ndarray:
-        """The feature matrix (column-major, spec order) of the configs at ``index``."""
-        x = np.empty((len(FEATURE_NAMES), len(index)), dtype=np.float64)
-        x[_CONFIG_POS] = self._static[:, index]
-        inputs = self._inputs[:, index]
-        cols = candidate_columns(problem, self.hw,
-                                 {name: inputs[i] for i, name in enumerate(_INPUT_NAMES)})
+        """The (candidates x features) matrix, spec order, row-major (LightGBM reads rows)."""
+        x = np.empty((len(index), len(FEATURE_NAMES)), dtype=np.float64)
+        static = self._static[:, index]
+        x[:, _CONFIG_POS] = static.T
+        cols = Columns(problem_columns(problem))
+        cols.update(self._hardware)
+        cols.update(zip(_INPUT_NAMES, self._inputs[:, index]))
         compute(cols, kinds=_PER_PROBLEM)
-        for j in _PER_PROBLEM_POS:
-            x[j] = cols[FEATURE_NAMES[j]]
-        for j in _CONFIG_POS:
-            cols[FEATURE_NAMES[j]] = x[j]
+        x[:, _PER_PROBLEM_POS] = [cols[n] for n in _PER_PROBLEM_NAMES]
+        cols.update(zip(_CONFIG_FEATURES, static))
         compute(cols, kinds=("interaction",))
-        for j in _INTERACTION_POS:
-            x[j] = cols[FEATURE_NAMES[j]]
-        return x.T  # Fortran-ordered view: each feature column is contiguous
+        x[:, _INTERACTION_POS] = np.array([cols[n] for n in _INTERACTION_NAMES]).T
+        return x
 
     def candidates(self, problem: GemmProblem) -> tuple[np.ndarray, np.ndarray]:
         """(index of the valid configs, their feature matrix)."""

@@ -74,10 +74,6 @@ class Columns:
         return self.__dict__.keys()
 
 
-def dtype_token(problem: GemmProblem) -> str:
-    return problem.dtype_token
-
-
 def hardware_columns(hw: HardwareProfile, dtype: str) -> dict:
     """The profile's numbers for one dtype token (the peak depends on the dtype)."""
     try:
@@ -141,14 +137,6 @@ def frame_columns(frame, hw: HardwareProfile) -> Columns:
     cols["itemsize"] = np.full(len(frame), float(_ITEMSIZE[tok]))
     cols["out_itemsize"] = np.full(len(frame), float(_OUT_ITEMSIZE[tok]))
     cols.update(hardware_columns(hw, tok))
-    return cols
-
-
-def candidate_columns(problem: GemmProblem, hw: HardwareProfile, config_cols: dict) -> Columns:
-    """Per-problem scalars next to per-candidate arrays (the prediction path)."""
-    cols = Columns(problem_columns(problem))
-    cols.update(hardware_columns(hw, problem.dtype_token))
-    cols.update(config_cols)
     return cols
 
 

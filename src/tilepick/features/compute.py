@@ -12,12 +12,22 @@ FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in FEATURES)
 FEATURE_INDEX: dict[str, int] = {name: i for i, name in enumerate(FEATURE_NAMES)}
 
 
+_BY_KINDS: dict[tuple, tuple] = {}
+
+
+def _formulas(kinds: tuple[str, ...]) -> tuple:
+    found = _BY_KINDS.get(kinds)
+    if found is None:
+        found = _BY_KINDS[kinds] = tuple((f.name, f.fn) for f in FEATURES if f.kind in kinds)
+    return found
+
+
 def compute(cols: Columns, kinds: tuple[str, ...] = KINDS) -> Columns:
     """Compute the features of the given kinds in table order, storing each into ``cols``."""
+    store = cols.__dict__  # the prediction path runs this per new problem: no method calls
     with np.errstate(divide="ignore", invalid="ignore"):
-        for f in FEATURES:
-            if f.kind in kinds:
-                cols[f.name] = f.fn(cols)
+        for name, fn in _formulas(tuple(kinds)):
+            store[name] = fn(cols)
     return cols
 
 

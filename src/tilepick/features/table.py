@@ -4,7 +4,10 @@ Why a table: the model's feature spec (ordered names + schema version) is genera
 training, prediction, the saved model and the tests can never disagree on a hand-copied list.
 Each formula takes :class:`~tilepick.features.columns.Columns` and returns an array (or a
 scalar, when every input it reads is a per-problem scalar); features are computed in table
-order and stored back into the columns, so a formula may read any earlier feature by name.
+order and stored back into the columns, so a formula may read any earlier feature by name (the
+config features ``block_m`` ... replace the raw inputs of the same name, NaN for vendors, so
+interaction formulas read them as tiles). Formulas are written for few numpy calls: on the
+prediction path each call costs ~1 us whatever the candidate count.
 
 Kinds, and what a formula of each kind may read (it is what makes caching valid):
 
@@ -22,6 +25,7 @@ trained on the old formula is then refused instead of silently fed different num
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -77,33 +81,57 @@ def _tile(value):
     return np.where(np.asarray(value) > 0, value, np.nan)
 
 
-def _log2(x):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log2(x)
+def _pow2_divisor(x, cap: int):
+    """Largest power of two dividing x, capped at ``cap`` (a power of two); ``cap`` for 0.
+
+    gcd(x, cap) is exactly that. Per-problem values are scalars on the prediction path, where
+    Python's integer maths is ~20x cheaper than a numpy call; both paths give equal numbers.
+    """
+    if np.ndim(x) == 0:
+        return float(math.gcd(int(x), cap))
+    return np.gcd(np.asarray(x).astype(np.int64), cap).astype(np.float64)
 
 
-def _pow2_divisor_log2(x) -> np.ndarray:
+def _pow2_divisor_log2(x):
     """log2 of the largest power of two dividing x (capped): what vector widths can rely on."""
-    return np.log2(np.gcd(np.asarray(x).astype(np.int64), POW2_DIVISOR_CAP)).astype(np.float64)
-
-
-def _align_bytes(elems, itemsize) -> np.ndarray:
-    """Largest power of two (<= 16) dividing elems * itemsize bytes (16 for 0), as the
-    problem module computes it: gcd with 16 is exactly that."""
-    return np.gcd((np.asarray(elems) * itemsize).astype(np.int64), 16).astype(np.float64)
+    return np.log2(_pow2_divisor(x, POW2_DIVISOR_CAP))
 
 
 def _operand_align(c: Columns, operand: str):
-    """Vectorised GemmProblem.operand_align (min of base, leading dim and contiguous size)."""
+    """Vectorised GemmProblem.operand_align: min(base, 16-byte-capped power-of-two alignment
+    of the leading dimension and of the contiguous size, in bytes)."""
+    if np.ndim(c.m) == 0:  # one problem (the prediction path): plain integer maths
+        a_row, b_row = int(c.layout_code) < 2, int(c.layout_code) % 2 == 0
+        contig, ld, it = {"a": (c.k if a_row else c.m, c.lda, c.itemsize),
+                          "b": (c.n if b_row else c.k, c.ldb, c.itemsize),
+                          "c": (c.n, c.ldc, c.out_itemsize)}[operand]
+        return float(min(int(c.base_align), math.gcd(int(ld * it), 16),
+                         math.gcd(int(contig * it), 16)))
     if operand == "a":
-        a_row = np.asarray(c.layout_code) < 2          # rr, rc
-        contig, ld, it = np.where(a_row, c.k, c.m), c.lda, c.itemsize
+        contig, ld, it = np.where(np.asarray(c.layout_code) < 2, c.k, c.m), c.lda, c.itemsize
     elif operand == "b":
-        b_row = np.asarray(c.layout_code) % 2 == 0     # rr, cr
-        contig, ld, it = np.where(b_row, c.n, c.k), c.ldb, c.itemsize
+        contig, ld, it = (np.where(np.asarray(c.layout_code) % 2 == 0, c.n, c.k), c.ldb,
+                          c.itemsize)
     else:
         contig, ld, it = c.n, c.ldc, c.out_itemsize
-    return np.minimum(c.base_align, np.minimum(_align_bytes(ld, it), _align_bytes(contig, it)))
+    return np.minimum(c.base_align, np.minimum(_pow2_divisor(ld * it, 16),
+                                               _pow2_divisor(contig * it, 16)))
+
+
+def _tma_aligned(c: Columns):
+    """Strides and bases meet the TMA rules (16-byte leading dimensions and bases)."""
+    if np.ndim(c.m) == 0:
+        return float(c.base_align >= 16 and all(int(v) % 16 == 0 for v in (
+            c.lda * c.itemsize, c.ldb * c.itemsize, c.ldc * c.out_itemsize)))
+    return ((c.base_align >= 16) & ((c.lda * c.itemsize) % 16 == 0)
+            & ((c.ldb * c.itemsize) % 16 == 0)
+            & ((c.ldc * c.out_itemsize) % 16 == 0)).astype(np.float64)
+
+
+def _multiple(x, of: int):
+    if np.ndim(x) == 0:
+        return float(int(x) % of == 0)
+    return (np.asarray(x) % of == 0).astype(np.float64)
 
 
 def _flops(c):
@@ -116,7 +144,10 @@ def _min_bytes(c):
 
 
 def _roofline_s(c):
-    return np.maximum(_flops(c) / (c.peak_tflops * 1e12), _min_bytes(c) / (c.mem_bw_gbps * 1e9))
+    compute, memory = _flops(c) / (c.peak_tflops * 1e12), _min_bytes(c) / (c.mem_bw_gbps * 1e9)
+    if np.ndim(compute) == 0:   # one problem: Python's max, not a numpy call
+        return max(compute, memory)
+    return np.maximum(compute, memory)
 
 
 def _smem_bytes(c):
@@ -146,23 +177,31 @@ def _splitk_ws_factor(c):
     return det + atomic
 
 
-def _splitk_bytes(c):
-    return _memo(c, "_splitk_bytes", lambda c: c.batch * c.m * c.n * 4.0 * c.splitk_ws_factor)
+def _splitk_per_factor(c):
+    """Bytes of fp32 workspace per unit of ``splitk_ws_factor`` (a per-problem scalar)."""
+    return c.batch * c.m * c.n * 4.0
 
 
-def _estimate_s(c):
+def _estimate_us(c):
     """Analytic time of one config: padded flops at peak spread over the waves, against the
-    bytes it must move (split-K workspace and repack copies included), plus launches."""
-    compute = _flops(c) / (c.tile_eff * c.sm_util * (c.peak_tflops * 1e12))
-    memory = (_min_bytes(c) * (1.0 + 2 * c.is_repack) + _splitk_bytes(c)) / (c.mem_bw_gbps * 1e9)
-    return np.maximum(compute, memory) + LAUNCH_S * c.launches
+    bytes it must move (split-K workspace and repack copies included), plus launches.
+    Per-problem scalars are combined first, so the candidate arrays see few operations."""
+    peak_us = _flops(c) / (c.peak_tflops * 1e6)
+    bw = c.mem_bw_gbps * 1e3                                # bytes per microsecond
+    compute = peak_us / (c.tile_eff * c.sm_util)
+    memory = _min_bytes(c) / bw * (1.0 + 2 * c.is_repack) + (_splitk_per_factor(c) / bw) \
+        * c.splitk_ws_factor
+    return np.maximum(compute, memory) + (LAUNCH_S * 1e6) * c.launches
 
 
-def _traffic_bytes(c):
+def _traffic_ratio(c):
     """Operand bytes the tiles load if nothing is reused across programs (L2 decides how much
-    of it reaches DRAM): A once per column of tiles, B once per row of tiles."""
-    return c.batch * ((c.m * c.k * c.tiles_n + c.k * c.n * c.tiles_m) * c.itemsize
-                      + c.m * c.n * c.out_itemsize)
+    of it reaches DRAM: A once per column of tiles, B once per row of tiles), over min bytes."""
+    mb = _min_bytes(c)
+    a = c.batch * c.m * c.k * c.itemsize / mb
+    b = c.batch * c.k * c.n * c.itemsize / mb
+    out = c.batch * c.m * c.n * c.out_itemsize / mb
+    return a * c.tiles_n + b * c.tiles_m + out
 
 
 F = Feature
@@ -188,10 +227,6 @@ FEATURES: tuple[Feature, ...] = (
     F("arith_intensity", "problem", lambda c: _flops(c) / _min_bytes(c), "flops / min bytes"),
     F("log2_arith_intensity", "problem", lambda c: np.log2(_flops(c) / _min_bytes(c)),
       "log2 of the arithmetic intensity"),
-    F("compute_boundness", "problem",
-      lambda c: np.log2(_flops(c) / _min_bytes(c)
-                        / (c.peak_tflops * 1e12 / (c.mem_bw_gbps * 1e9))),
-      "log2(intensity / ridge point): > 0 compute bound, < 0 memory bound"),
     F("log2_m_over_n", "problem", lambda c: np.log2(c.m / c.n), "aspect ratio M:N"),
     F("log2_m_over_k", "problem", lambda c: np.log2(c.m / c.k), "aspect ratio M:K"),
     F("log2_n_over_k", "problem", lambda c: np.log2(c.n / c.k), "aspect ratio N:K"),
@@ -199,24 +234,19 @@ FEATURES: tuple[Feature, ...] = (
       f"log2 of the largest power of two dividing M (cap {POW2_DIVISOR_CAP})"),
     F("pow2div_n", "problem", lambda c: _pow2_divisor_log2(c.n), "same for N"),
     F("pow2div_k", "problem", lambda c: _pow2_divisor_log2(c.k), "same for K"),
-    F("k_mod_64_zero", "problem", lambda c: (np.asarray(c.k) % 64 == 0).astype(np.float64),
+    F("k_mod_64_zero", "problem", lambda c: _multiple(c.k, 64),
       "K is a multiple of 64 (no masked K tail for most block_k)"),
     F("align_a", "problem", lambda c: _operand_align(c, "a"), "vector alignment of A, bytes"),
     F("align_b", "problem", lambda c: _operand_align(c, "b"), "vector alignment of B, bytes"),
     F("align_c", "problem", lambda c: _operand_align(c, "c"), "vector alignment of C, bytes"),
-    F("tma_aligned", "problem",
-      lambda c: ((c.base_align >= 16) & ((c.lda * c.itemsize) % 16 == 0)
-                 & ((c.ldb * c.itemsize) % 16 == 0)
-                 & ((c.ldc * c.out_itemsize) % 16 == 0)).astype(np.float64),
-      "strides and bases meet the TMA rules"),
+    F("tma_aligned", "problem", _tma_aligned, "strides and bases meet the TMA rules"),
     F("dtype_code", "problem", lambda c: c.dtype_code, "input dtype", categorical=True),
     F("layout_code", "problem", lambda c: c.layout_code, "layout (rr, rc, cr, cc)",
       categorical=True),
     F("itemsize", "problem", lambda c: c.itemsize, "input bytes per element"),
-    F("log2_roofline_us", "problem", lambda c: np.log2(_roofline_s(c) * 1e6),
-      "log2 of max(flops / peak, min bytes / bandwidth) in microseconds"),
-    F("roofline_tflops", "problem", lambda c: _flops(c) / _roofline_s(c) / 1e12,
-      "TFLOP/s at the roofline (the ceiling any kernel can reach)"),
+    F("roofline_us", "problem", lambda c: _roofline_s(c) * 1e6,
+      "max(flops / peak, min bytes / bandwidth) in microseconds: the fastest any kernel can be"),
+    F("log2_roofline_us", "problem", lambda c: np.log2(c.roofline_us), "log2 of it"),
     # -- config -------------------------------------------------------------------------------
     F("family_code", "config", lambda c: c.family_code, "kernel family", categorical=True),
     F("is_vendor", "config", lambda c: _is(c, ("gemm.cublas",)), "vendor library (cuBLAS)"),
@@ -251,16 +281,16 @@ FEATURES: tuple[Feature, ...] = (
     F("splitk_ws_factor", "config", _splitk_ws_factor,
       "fp32 workspace bytes moved per output element / 4 (0 without split-K)"),
     # -- interaction ---------------------------------------------------------------------------
-    F("tiles_m", "interaction", lambda c: np.ceil(c.m / _tile(c.block_m)), "tiles along M"),
-    F("tiles_n", "interaction", lambda c: np.ceil(c.n / _tile(c.block_n)), "tiles along N"),
-    F("k_blocks", "interaction", lambda c: np.ceil(c.k / _tile(c.block_k)), "K steps in all"),
+    F("tiles_m", "interaction", lambda c: np.ceil(c.m / c.block_m), "tiles along M"),
+    F("tiles_n", "interaction", lambda c: np.ceil(c.n / c.block_n), "tiles along N"),
+    F("k_blocks", "interaction", lambda c: np.ceil(c.k / c.block_k), "K steps in all"),
     F("k_iters", "interaction", lambda c: np.ceil(c.k_blocks / c.split_k),
       "K steps per program"),
-    F("eff_m", "interaction", lambda c: c.m / (c.tiles_m * _tile(c.block_m)),
+    F("eff_m", "interaction", lambda c: c.m / (c.tiles_m * c.block_m),
       "useful fraction of the M tiles: M / (ceil(M / bm) * bm)"),
-    F("eff_n", "interaction", lambda c: c.n / (c.tiles_n * _tile(c.block_n)),
+    F("eff_n", "interaction", lambda c: c.n / (c.tiles_n * c.block_n),
       "useful fraction of the N tiles"),
-    F("eff_k", "interaction", lambda c: c.k / (c.k_blocks * _tile(c.block_k)),
+    F("eff_k", "interaction", lambda c: c.k / (c.k_blocks * c.block_k),
       "useful fraction of the K steps"),
     F("tile_eff", "interaction", lambda c: c.eff_m * c.eff_n * c.eff_k,
       "useful fraction of the padded work"),
@@ -268,7 +298,6 @@ FEATURES: tuple[Feature, ...] = (
       "output tiles (all batches)"),
     F("programs", "interaction", lambda c: c.output_tiles * c.split_k,
       "output tiles x split_k: the units of parallel work"),
-    F("log2_programs", "interaction", lambda c: np.log2(c.programs), "log2 of programs"),
     F("waves", "interaction", lambda c: c.programs / c.sm_count, "programs / SMs"),
     F("sm_util", "interaction", lambda c: _wave_eff(c.programs, c.sm_count),
       "wave quantisation: programs / (ceil(programs / SMs) * SMs)"),
@@ -279,16 +308,15 @@ FEATURES: tuple[Feature, ...] = (
       "wave quantisation over every resident slot"),
     F("pipeline_fill", "interaction", lambda c: np.minimum(1.0, c.k_iters / c.num_stages),
       "K steps per program / stages: stages beyond the K steps idle"),
-    F("log2_traffic_ratio", "interaction",
-      lambda c: np.log2(_traffic_bytes(c) / _min_bytes(c)),
+    F("log2_traffic_ratio", "interaction", lambda c: np.log2(_traffic_ratio(c)),
       "log2 of operand loads without cross-program reuse / min bytes"),
     F("log2_splitk_ws_ratio", "interaction",
-      lambda c: np.log2(1.0 + _splitk_bytes(c) / _min_bytes(c)),
+      lambda c: np.log2(1.0 + (_splitk_per_factor(c) / _min_bytes(c)) * c.splitk_ws_factor),
       "split-K workspace traffic relative to the min bytes"),
-    F("log2_estimate_us", "interaction", lambda c: np.log2(_estimate_s(c) * 1e6),
+    F("log2_estimate_us", "interaction", lambda c: np.log2(_estimate_us(c)),
       "log2 of the analytic time estimate (roofline with padding, waves, split-K, launches)"),
     F("estimate_tflops", "interaction",
-      lambda c: _flops(c) / np.exp2(c.log2_estimate_us) / 1e6,
+      lambda c: (_flops(c) / 1e6) / np.exp2(c.log2_estimate_us),
       "TFLOP/s the analytic estimate predicts"),
 )
 del F

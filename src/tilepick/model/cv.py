@@ -71,25 +71,3 @@ def fit(ds: Dataset, obj: Objective, params: dict | None = None, rounds: int = N
     data = _lgb_dataset(ds, obj, sample_weights(ds, retimed_weight))
     return lgb.train(obj.params(params), data, num_boost_round=rounds, init_model=init_model,
                      keep_training_booster=False)
-
-
-def predict(booster: lgb.Booster, x: np.ndarray) -> np.ndarray:
-    return booster.predict(x, raw_score=True, num_threads=1 if len(x) < 5000 else 2)
-
-
-def out_of_fold(ds: Dataset, obj: Objective, folds: list[Fold], params: dict | None = None,
-                rounds: int = NUM_ROUNDS, retimed_weight: float = 1.0,
-                keep_models: bool = False):
-    """Scores of every row from the fold model that never saw its shape (+ the fold models)."""
-    scores = np.full(len(ds), np.nan)
-    models = []
-    for fold in folds:
-        train = ds.subset_problems(fold.train)
-        booster = fit(train, obj, params, rounds, retimed_weight)
-        rows = fold.test[ds.problem_index]
-        scores[rows] = predict(booster, ds.x[rows])
-        if keep_models:
-            models.append(booster)
-    if np.isnan(scores).any():
-        raise RuntimeError("some rows got no out-of-fold score (folds do not cover every problem)")
-    return scores, models

@@ -78,7 +78,8 @@ def summarize(eff: np.ndarray, top1: np.ndarray | None = None,
     out = {"problems": int(eff.size), "mean": float(eff.mean()), "median": float(np.median(eff)),
            "p10": float(np.percentile(eff, 10)), "min": float(eff.min())}
     out["top1_accuracy"] = float(np.mean(top1)) if top1 is not None else None
-    out["top5_hit_rate"] = float(np.mean(np.asarray(best_rank) < 5)) if best_rank is not None else None
+    out["top5_hit_rate"] = (float(np.mean(np.asarray(best_rank) < 5))
+                            if best_rank is not None else None)
     return out
 
 

@@ -1,0 +1,99 @@
+"""Latency of Predictor.rank on this CPU: a new problem (candidates, features, cascade,
+uncertainty) and a repeated one (the memoised ranking).
+
+    python benchmarks/predict_latency.py [--model DIR] [--problems 300] [--seed 0] [--json]
+
+New problems are distinct random shapes (log-uniform M, N, K); each is ranked once, after one
+warm-up problem that builds the cached candidate table. Repeated: the same shapes again.
+
+The shared 2-core CI machine changes speed by up to 2x from one minute to the next; the
+``numpy_op_ns`` line (a 160-element multiply, the typical operation of the hot path) says which
+state a run met, so runs can be compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import time
+
+import numpy as np
+
+from tilepick.model import Predictor
+from tilepick.problem import GemmProblem
+
+
+def shapes(count: int, seed: int) -> list[GemmProblem]:
+    rng = random.Random(seed)
+    seen: dict = {}
+    while len(seen) < count:
+        m, n, k = (int(2 ** rng.uniform(0, 14)) for _ in range(3))
+        seen.setdefault((m, n, k), GemmProblem(m, n, k))
+    return list(seen.values())
+
+
+def percentiles(ts: list[float]) -> dict:
+    us = np.array(ts) * 1e6
+    return {"p50_us": round(float(np.percentile(us, 50)), 1),
+            "p90_us": round(float(np.percentile(us, 90)), 1),
+            "mean_us": round(float(us.mean()), 1), "n": len(us)}
+
+
+def numpy_op_ns() -> float:
+    a, b = np.random.rand(160), np.random.rand(160)
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(2000):
+            a * b
+        best = min(best, (time.perf_counter() - t) / 2000)
+    return round(best * 1e9, 1)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=None, help="model directory (default: the shipped one)")
+    ap.add_argument("--problems", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+
+    t0 = time.perf_counter()
+    pred = Predictor.load(model_dir=args.model)
+    load_s = time.perf_counter() - t0
+    problems = shapes(args.problems + 1, args.seed)
+    t0 = time.perf_counter()
+    pred.rank(problems[0])                       # builds the cached candidate table
+    first_s = time.perf_counter() - t0
+    new, again = [], []
+    candidates = []
+    for p in problems[1:]:
+        t = time.perf_counter()
+        r = pred.rank(p)
+        new.append(time.perf_counter() - t)
+        candidates.append(len(r))
+    for p in problems[1:]:
+        t = time.perf_counter()
+        pred.rank(p)
+        again.append(time.perf_counter() - t)
+    out = {"model": pred.name, "machine": platform.processor() or platform.machine(),
+           "numpy_op_ns": numpy_op_ns(),
+           "load_s": round(load_s, 3), "first_call_s": round(first_s, 3),
+           "candidates_median": int(np.median(candidates)),
+           "new_problem": percentiles(new), "repeated_problem": percentiles(again)}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"model {out['model']}: load {out['load_s']} s, first call (table build) "
+              f"{out['first_call_s']} s, median {out['candidates_median']} candidates; "
+              f"machine state: {out['numpy_op_ns']} ns per small numpy op")
+        for key in ("new_problem", "repeated_problem"):
+            s = out[key]
+            print(f"{key:17s} p50 {s['p50_us']:8.1f} us   p90 {s['p90_us']:8.1f} us   "
+                  f"(n={s['n']})")
+
+
+if __name__ == "__main__":
+    main()

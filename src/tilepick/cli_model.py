@@ -1,0 +1,254 @@
+"""Model commands of the command line: train, evaluate, predict, search.
+
+Registered on the main typer app by :func:`register` (called at the end of ``tilepick.cli``).
+Thin wrappers: every command calls :mod:`tilepick.model`. The JSON printed by ``predict`` is a
+contract (tests/test_predict_cli.py):
+
+``{"problem": key, "arch": arch, "model": name, "ranked": [{"config_id", "family",
+"predicted_tflops", "predicted_ms", "uncertainty"}, ...]}``, best first; with ``--batch``,
+one such object per input line, in input order (a line that cannot be served gives
+``{"line": n, "error": message}`` there instead, and the exit code is 2).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tilepick.config import KernelConfig
+from tilepick.problem import GemmProblem, ProblemError
+
+BATCH_KEYS = {"op", "m", "n", "k", "dtype", "layout", "batch"}
+
+
+def _fail(msg: str, code: int = 2):
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(code)
+
+
+def _check_op(op: str) -> None:
+    if op != "gemm":
+        _fail(f"unknown op {op!r}: only gemm has models")
+
+
+class _Predictors:
+    """Predictors loaded on first use, one per (dtype, arch)."""
+
+    def __init__(self, arch: Optional[str], model_dir: Optional[str]):
+        self.arch, self.model_dir = arch, model_dir
+        self._loaded: dict = {}
+
+    def get(self, dtype: str):
+        from tilepick.model import Predictor
+
+        key = dtype
+        if key not in self._loaded:
+            self._loaded[key] = Predictor.load(arch=self.arch, dtype=dtype,
+                                               model_dir=self.model_dir)
+        return self._loaded[key]
+
+
+def prediction(predictor, problem: GemmProblem, top: Optional[int]) -> dict:
+    """The JSON object of one prediction (see the module doc)."""
+    ranked = predictor.rank(problem, top=top)
+    return {"problem": problem.key(), "arch": predictor.arch, "model": predictor.name,
+            "ranked": [{"config_id": cid, "family": KernelConfig.from_id(cid).family,
+                        "predicted_tflops": round(tf, 4),
+                        "predicted_ms": round(problem.flops / (tf * 1e9), 6) if tf > 0 else None,
+                        "uncertainty": None if u is None else round(u, 4)}
+                       for cid, tf, u in ranked]}
+
+
+def _batch_problem(line: str, default_dtype: str) -> GemmProblem:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc.msg}") from None
+    if not isinstance(obj, dict):
+        raise ValueError("each line must be a JSON object like "
+                         '{"op": "gemm", "m": 128, "n": 4096, "k": 4096, "dtype": "bf16"}')
+    unknown = sorted(set(obj) - BATCH_KEYS)
+    if unknown:
+        raise ValueError(f"unknown keys {unknown}; allowed: {sorted(BATCH_KEYS)}")
+    if obj.get("op", "gemm") != "gemm":
+        raise ValueError(f"unknown op {obj.get('op')!r}: only gemm has models")
+    missing = [k for k in ("m", "n", "k") if k not in obj]
+    if missing:
+        raise ValueError(f"missing {missing}")
+    return GemmProblem(obj["m"], obj["n"], obj["k"], batch=obj.get("batch", 1),
+                       dtype=obj.get("dtype", default_dtype), layout=obj.get("layout", "rr"))
+
+
+def _print_table(result: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{result['problem']}  (model {result['model']}, {result['arch']})")
+    for col in ("#", "config", "pred. TFLOP/s", "pred. ms", "uncertainty"):
+        t.add_column(col, justify="right" if col != "config" else "left")
+    for i, r in enumerate(result["ranked"], 1):
+        u = r["uncertainty"]
+        t.add_row(str(i), r["config_id"], f"{r['predicted_tflops']:.1f}",
+                  f"{r['predicted_ms']:.4f}" if r["predicted_ms"] else "-",
+                  "-" if u is None else f"{u:.3f}")
+    Console().print(t)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the model commands to the tilepick app."""
+
+    @app.command()
+    def train(data: list[str] = typer.Option(..., "--data",
+                                             help="parquet file or folder (repeatable)"),
+              dtype: str = typer.Option("bf16", "--dtype"),
+              arch: str = typer.Option("h200", "--arch"),
+              out: str = typer.Option(..., "--out",
+                                      help="model directory, e.g. models/gemm_bf16_h200"),
+              objective: str = typer.Option("auto", "--objective",
+                                            help="auto | log1p | normalized | lambdarank"),
+              folds: int = typer.Option(5, "--folds"), seed: int = typer.Option(0, "--seed"),
+              rounds: Optional[int] = typer.Option(None, "--rounds", help="boosting rounds"),
+              warm_start: bool = typer.Option(False, "--warm-start",
+                                              help="continue the model in --out with this data")):
+        """Train and compare objectives on shape-grouped folds; write the best model."""
+        from tilepick.model.artifacts import ModelError
+        from tilepick.model.dataset import DataError
+        from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES
+        from tilepick.model.train import TrainOptions, train as run_train
+
+        if objective != "auto" and objective not in OBJECTIVES:
+            _fail(f"unknown objective {objective!r}: auto, {', '.join(OBJECTIVES)}")
+        opts = TrainOptions(objective=objective, folds=folds, seed=seed,
+                            rounds=rounds or NUM_ROUNDS, warm_start=warm_start)
+        try:
+            result = run_train(data, dtype, arch, out, opts,
+                               log=lambda m: typer.echo(m, err=True))
+        except (DataError, ModelError, ValueError) as exc:
+            _fail(str(exc))
+        summary = {n: {k: v for k, v in s.items() if k not in ("by_m", "full_model")}
+                   for n, s in result["objectives"].items()}
+        typer.echo(json.dumps({"out": out, "default": result["default"],
+                               "objectives": summary}, indent=1))
+
+    @app.command()
+    def evaluate(data: list[str] = typer.Option(..., "--data", help="parquet file or folder"),
+                 model: str = typer.Option(..., "--model", help="model directory"),
+                 out: str = typer.Option(..., "--out", help="report directory")):
+        """Out-of-fold evaluation of a model's recipe vs baselines; JSON + markdown + PNGs."""
+        from tilepick.model.artifacts import ModelError
+        from tilepick.model.dataset import DataError
+        from tilepick.model.evaluate import evaluate as run_evaluate
+
+        try:
+            report = run_evaluate(data, model, out, log=lambda m: typer.echo(m, err=True))
+        except (DataError, ModelError, ValueError) as exc:
+            _fail(str(exc))
+        rows = {n: {k: m[k] for k in ("mean", "median", "p10", "min")}
+                for n, m in report["methods"].items()}
+        typer.echo(json.dumps({"out": out, "methods": rows}, indent=1))
+
+    @app.command()
+    def predict(op: str = typer.Option("gemm", "--op"),
+                m: Optional[int] = typer.Option(None, "--m"),
+                n: Optional[int] = typer.Option(None, "--n"),
+                k: Optional[int] = typer.Option(None, "--k"),
+                dtype: str = typer.Option("bf16", "--dtype"),
+                layout: str = typer.Option("rr", "--layout"),
+                batch_count: int = typer.Option(1, "--batch-count", help="GEMM batch"),
+                arch: Optional[str] = typer.Option(None, "--arch",
+                                                   help="default: the current GPU's, or h200"),
+                top: Optional[int] = typer.Option(None, "--top", help="keep the best N"),
+                batch: Optional[str] = typer.Option(
+                    None, "--batch", help="JSONL file of problems, one per line; prints JSON "
+                    "lines in the same order"),
+                model_dir: Optional[str] = typer.Option(None, "--model", help="model directory"),
+                as_json: bool = typer.Option(False, "--json")):
+        """Rank the valid configs of a problem with the shipped model (no GPU needed)."""
+        from tilepick.model import FeatureSchemaError, ModelError
+
+        _check_op(op)
+        if top is not None and top < 1:
+            _fail(f"--top must be >= 1, got {top}")
+        predictors = _Predictors(arch, model_dir)
+        if batch is not None:
+            if any(v is not None for v in (m, n, k)):
+                _fail("give either --batch FILE or --m/--n/--k, not both")
+            _predict_batch(batch, predictors, dtype, top)
+            return
+        if m is None or n is None or k is None:
+            _fail("give --m, --n and --k (or --batch FILE)")
+        try:
+            problem = GemmProblem(m, n, k, batch=batch_count, dtype=dtype, layout=layout)
+            result = prediction(predictors.get(problem.dtype_token), problem, top)
+        except (ProblemError, ModelError, FeatureSchemaError) as exc:
+            _fail(str(exc))
+        if as_json:
+            typer.echo(json.dumps(result))
+        else:
+            if top is None:
+                result["ranked"] = result["ranked"][:10]
+            _print_table(result)
+
+    @app.command()
+    def search(m: int = typer.Option(..., "--m"), n: int = typer.Option(..., "--n"),
+               k: int = typer.Option(..., "--k"), dtype: str = typer.Option("bf16", "--dtype"),
+               layout: str = typer.Option("rr", "--layout"),
+               arch: Optional[str] = typer.Option(None, "--arch"),
+               method: str = typer.Option("de", "--method", help="random | de"),
+               budget: int = typer.Option(200, "--budget", help="configs scored"),
+               seed: int = typer.Option(0, "--seed"), top: int = typer.Option(10, "--top"),
+               model_dir: Optional[str] = typer.Option(None, "--model"),
+               as_json: bool = typer.Option(False, "--json")):
+        """Search each family's whole config space with the model (surrogate, no GPU)."""
+        from tilepick.model import FeatureSchemaError, ModelError
+        from tilepick.model.search import METHODS, compare_to_exhaustive, search as run_search
+
+        if method not in METHODS:
+            _fail(f"unknown method {method!r}: choose one of {list(METHODS)}")
+        if budget < 1:
+            _fail(f"--budget must be >= 1, got {budget}")
+        try:
+            problem = GemmProblem(m, n, k, dtype=dtype, layout=layout)
+            predictor = _Predictors(arch, model_dir).get(problem.dtype_token)
+            result = run_search(predictor, problem, method, budget, seed, top)
+            closeness = compare_to_exhaustive(predictor, result, problem)
+        except (ProblemError, ModelError, FeatureSchemaError, ValueError) as exc:
+            _fail(str(exc))
+        out = {"problem": result.problem, "model": predictor.name, "method": method,
+               "seed": seed, "budget": budget, "evaluations": result.evaluations,
+               "space_valid": result.space_valid,
+               "ranked": [{"config_id": c, "score": round(s, 6)} for c, s in result.ranked],
+               "vs_exhaustive": closeness}
+        if as_json:
+            typer.echo(json.dumps(out))
+        else:
+            typer.echo(json.dumps(out, indent=1))
+
+
+def _predict_batch(path: str, predictors: _Predictors, default_dtype: str,
+                   top: Optional[int]) -> None:
+    from tilepick.model import FeatureSchemaError, ModelError
+
+    p = Path(path)
+    if not p.is_file():
+        _fail(f"batch file {path} does not exist")
+    failed = 0
+    with open(p, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                problem = _batch_problem(line, default_dtype)
+                result = prediction(predictors.get(problem.dtype_token), problem, top)
+            except (ValueError, ProblemError, ModelError, FeatureSchemaError) as exc:
+                failed += 1
+                typer.echo(f"error: {path}:{lineno}: {exc}", err=True)
+                result = {"line": lineno, "error": str(exc)}
+            typer.echo(json.dumps(result))
+    sys.stdout.flush()
+    if failed:
+        raise typer.Exit(2)

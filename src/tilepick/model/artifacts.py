@@ -1,0 +1,190 @@
+"""The model directory (``models/<op>_<dtype>_<arch>/``): what is in it, writing and reading.
+
+Files:
+
+* ``model.txt.gz``: the ranking booster trained on all data (LightGBM text, gzip).
+* ``ensemble.txt.gz``: one packed booster (see :func:`.booster.pack`) whose output columns are
+  the cross-validation fold models (their first ``uncertainty_trees`` trees; their spread is
+  the uncertainty) and, last, the
+  problem-level model of the best TFLOP/s (see :mod:`.scale`): one call on the hot path.
+* ``predictor.json``: how the Predictor uses them: objective, cascade, calibration, the
+  catalog of configs it ranks, the layouts it was trained on.
+* ``feature_spec.json``: ordered feature names, kinds, encodings and schema version.
+* ``manifest.json``: data files with sha256, parameters, versions, commit, date, counts.
+* ``cv_metrics.json``, ``feature_importance.json``: the evidence.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import lightgbm as lgb
+
+from tilepick.features import FeatureSpec, current_spec
+from tilepick.model.booster import pack, read_model_text, write_model_text
+
+MODEL_FILE = "model.txt.gz"
+ENSEMBLE_FILE = "ensemble.txt.gz"
+MAX_MODEL_BYTES = 10 * 2**20
+PREDICTOR_VERSION = 1
+
+
+class ModelError(ValueError):
+    """A model directory that is missing, incomplete or does not fit the request."""
+
+
+def model_dirname(op: str, dtype: str, arch: str) -> str:
+    return f"{op}_{dtype}_{arch}"
+
+
+def search_roots() -> list[Path]:
+    """Where shipped models are looked for: ``$TILEPICK_MODELS`` (os.pathsep-separated), then
+    the repository's ``models/`` folder (this package is installed from a source tree)."""
+    roots = [Path(p) for p in os.environ.get("TILEPICK_MODELS", "").split(os.pathsep) if p]
+    roots.append(Path(__file__).resolve().parents[3] / "models")
+    return roots
+
+
+def find_model_dir(op: str, dtype: str, arch: str) -> Path:
+    name = model_dirname(op, dtype, arch)
+    for root in search_roots():
+        if (root / name / MODEL_FILE).is_file():
+            return root / name
+    available = sorted({p.name for root in search_roots() if root.is_dir()
+                        for p in root.iterdir() if (p / MODEL_FILE).is_file()})
+    raise ModelError(f"no model {name} in {[str(r) for r in search_roots()]} "
+                     f"(available: {available or 'none'}); train one with `tilepick train`")
+
+
+def read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ModelError(f"model directory {path.parent} lacks {path.name}") from None
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"{path} is not valid JSON: {exc}") from None
+
+
+def check_spec(model_dir: Path) -> FeatureSpec:
+    """The saved spec, checked against the code's (FeatureSchemaError naming the mismatch)."""
+    saved = FeatureSpec.from_dict(read_json(Path(model_dir) / "feature_spec.json"))
+    saved.check_matches(current_spec(), where=f"model {Path(model_dir).name}")
+    return saved
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write_json(path: Path, obj) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=False) + "\n")
+    os.replace(tmp, path)
+
+
+def _write_booster(booster: lgb.Booster, path: Path) -> int:
+    size = write_model_text(booster, path)
+    if size > MAX_MODEL_BYTES:
+        raise ModelError(f"{path} is {size} bytes, above the {MAX_MODEL_BYTES} byte limit: "
+                         "train with fewer rounds or leaves")
+    return size
+
+
+def write(out, *, final, fold_models, scale, objective, opts, ds, catalog, layouts,
+          calibration, cv_metrics, importance, previous, train_s) -> Path:
+    from tilepick.provenance import collect
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    sizes = {MODEL_FILE: _write_booster(final, out / MODEL_FILE),
+             ENSEMBLE_FILE: _write_booster(
+                 pack(list(fold_models) + [scale],
+                      [opts.cascade.uncertainty_trees] * len(fold_models) + [None]),
+                 out / ENSEMBLE_FILE)}
+    dtype = str(ds.frame["dtype"].iloc[0])
+    _write_json(out / "predictor.json", {
+        "version": PREDICTOR_VERSION, "op": "gemm", "dtype": dtype, "arch": ds.hw.arch,
+        "objective": objective, "layouts": list(layouts),
+        "cascade": opts.cascade.to_dict(), "calibration": calibration,
+        "ensemble": {"fold_models": len(fold_models), "scale_column": len(fold_models),
+                     "fold_trees": opts.cascade.uncertainty_trees,
+                     "scale_target": "log of the best measured TFLOP/s of the problem"},
+        "catalog": list(catalog)})
+    _write_json(out / "feature_spec.json", current_spec().to_dict())
+    prov = collect()
+    data_files = list(ds.files)
+    manifest = {
+        "model": out.name, "objective": objective, "date": dt.datetime.now(
+            dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "git_commit": prov.get("tilepick_commit", "unknown"),
+        "git_dirty": _git_dirty(),
+        "versions": {"tilepick": prov.get("tilepick_version"), "lightgbm": lgb.__version__,
+                     "python": prov.get("python_version")},
+        "arch": ds.hw.arch, "dtype": dtype, "data": data_files,
+        "rows": len(ds), "problems": ds.n_problems, "configs_in_catalog": len(catalog),
+        "parameters": {"lightgbm": _lgb_params(objective, opts), "rounds": opts.rounds,
+                       "retimed_weight": opts.retimed_weight, "folds": opts.folds,
+                       "seed": opts.seed, "cascade": opts.cascade.to_dict()},
+        "trees": final.num_trees(),
+        "warm_start": None, "train_seconds": round(train_s, 1),
+        "files": {name: {"bytes": size, "sha256": _sha256(out / name)}
+                  for name, size in sizes.items()},
+    }
+    if previous is not None:
+        manifest["warm_start"] = {"from_model_sha256": previous.model_sha256,
+                                  "previous_data": previous.manifest.get("data", []),
+                                  "added_rounds": opts.warm_rounds}
+    _write_json(out / "manifest.json", manifest)
+    _write_json(out / "cv_metrics.json", cv_metrics)
+    _write_json(out / "feature_importance.json", {"model": MODEL_FILE, "importance": importance})
+    return out
+
+
+def _git_dirty() -> bool | None:
+    """Whether the source tree differs from the recorded commit (None: not a git checkout)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                             cwd=Path(__file__).resolve().parent, capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bool(out.stdout.strip()) if out.returncode == 0 else None
+
+
+def _lgb_params(name: str, opts) -> dict:
+    from tilepick.model.objectives import OBJECTIVES
+
+    return OBJECTIVES[name].params(opts.params)
+
+
+@dataclass
+class Previous:
+    """An existing model directory to warm-start from."""
+
+    booster: lgb.Booster
+    objective: str
+    catalog: list
+    layouts: list
+    manifest: dict
+    model_sha256: str
+
+
+def load_previous(out, dtype: str, arch: str) -> Previous | None:
+    out = Path(out)
+    if not (out / MODEL_FILE).is_file():
+        raise ModelError(f"--warm-start needs an existing model in {out} ({MODEL_FILE} missing)")
+    check_spec(out)
+    pred = read_json(out / "predictor.json")
+    if pred.get("dtype") != dtype or pred.get("arch") != arch:
+        raise ModelError(f"{out} holds a {pred.get('dtype')}/{pred.get('arch')} model, "
+                         f"not {dtype}/{arch}")
+    booster = lgb.Booster(model_str=read_model_text(out / MODEL_FILE))
+    return Previous(booster, pred["objective"], pred.get("catalog", []), pred.get("layouts", []),
+                    read_json(out / "manifest.json"), _sha256(out / MODEL_FILE))

@@ -1,0 +1,152 @@
+"""LightGBM boosters on the prediction path: loading gzip'd text models, and low-overhead calls.
+
+``Booster.predict`` spends ~35 us in Python per call (argument checks, a predictor object,
+parameter strings) before the C library starts; the rank path makes a few calls per new
+problem within a ~1 ms budget. :class:`FastBooster` calls ``LGBM_BoosterPredictForMat`` itself
+with preallocated buffers. It relies on lightgbm's internal ctypes handle; when that is not
+there (another lightgbm version), it falls back to the public ``predict``, which is slower
+but gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gzip
+from pathlib import Path
+
+import lightgbm as lgb
+import numpy as np
+
+try:  # lightgbm internals (stable since 3.x); the fallback below covers their absence
+    from lightgbm.basic import _LIB, _c_str, _safe_call
+
+    _PARAMS = _c_str("num_threads=1")
+    _FAST = True
+except ImportError:  # pragma: no cover - depends on the installed lightgbm
+    _FAST = False
+
+_DTYPE_FLOAT64 = 1
+_COL_MAJOR, _ROW_MAJOR = 0, 1
+_PREDICT_RAW_SCORE = 1
+
+
+def read_model_text(path: str | Path) -> str:
+    path = Path(path)
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return f.read()
+    return path.read_text(encoding="utf-8")
+
+
+def write_model_text(booster: lgb.Booster, path: str | Path) -> int:
+    """Write a booster as gzip-compressed LightGBM text; returns the file size in bytes."""
+    path = Path(path)
+    text = booster.model_to_string()
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as f:
+        f.write(text)
+    return path.stat().st_size
+
+
+_CONSTANT_TREE = ("num_leaves=1\nnum_cat=0\nsplit_feature=\nsplit_gain=\nthreshold=\n"
+                  "decision_type=\nleft_child=\nright_child=\nleaf_value=0\nleaf_weight=\n"
+                  "leaf_count=0\ninternal_value=\ninternal_weight=\ninternal_count=\n"
+                  "is_linear=0\nshrinkage=1\n\n\n")
+
+
+def _split_model_text(text: str) -> tuple[list[str], list[str]]:
+    """(header lines before the first tree, tree bodies without their ``Tree=i`` line)."""
+    head, _, rest = text.partition("\nTree=0\n")
+    trees_part = rest.partition("end of trees")[0]
+    bodies = ("Tree=0\n" + trees_part).split("Tree=")[1:]
+    return head.split("\n"), [b.partition("\n")[2] for b in bodies]
+
+
+def pack(boosters: list[lgb.Booster], max_iterations: list[int | None] | None = None
+         ) -> lgb.Booster:
+    """One booster whose raw score has one column per input booster (same feature columns).
+
+    Why: one predict call instead of one per model. LightGBM's multiclass layout keeps
+    ``num_tree_per_iteration`` trees per iteration, one per output column, summed separately;
+    boosters with fewer trees are padded with constant-zero trees. The raw scores equal the
+    inputs' raw scores (tests check this); the packed model is never trained further.
+    ``max_iterations`` keeps only the first trees of each input (None: all of them).
+    """
+    if not boosters:
+        raise ValueError("nothing to pack")
+    k = len(boosters)
+    parts = [_split_model_text(b.model_to_string()) for b in boosters]
+    limits = max_iterations or [None] * k
+    parts = [(head, trees[:limit] if limit else trees) for (head, trees), limit
+             in zip(parts, limits)]
+    widths = {b.num_feature() for b in boosters}
+    if len(widths) != 1:
+        raise ValueError(f"boosters to pack take different feature counts: {sorted(widths)}")
+    header = []
+    for line in parts[0][0]:
+        if line.startswith("num_class="):
+            line = f"num_class={k}"
+        elif line.startswith("num_tree_per_iteration="):
+            line = f"num_tree_per_iteration={k}"
+        elif line.startswith("objective="):
+            line = f"objective=multiclass num_class:{k}"
+        elif line.startswith("tree_sizes="):
+            continue
+        header.append(line)
+    iters = max(len(trees) for _, trees in parts)
+    out = ["\n".join(header).rstrip("\n") + "\n"]
+    for t in range(iters):
+        for j, (_, trees) in enumerate(parts):
+            body = trees[t] if t < len(trees) else _CONSTANT_TREE
+            out.append(f"Tree={t * k + j}\n{body}")
+    out.append("end of trees\n\npandas_categorical:null\n")
+    return lgb.Booster(model_str="\n".join(out))
+
+
+class FastBooster:
+    """A loaded booster with a raw-score predict that costs microseconds, not tens of them."""
+
+    def __init__(self, booster: lgb.Booster):
+        self.booster = booster
+        self.num_trees = booster.num_trees()
+        self.num_features = booster.num_feature()
+        self.num_outputs = booster.num_model_per_iteration()
+
+    @classmethod
+    def load(cls, path: str | Path) -> "FastBooster":
+        return cls(lgb.Booster(model_str=read_model_text(path)))
+
+    def predict(self, x: np.ndarray, start: int = 0, count: int = 0) -> np.ndarray:
+        """Raw scores of the iterations [start, start + count) (count 0: all the rest), on
+        one thread: shape (rows,), or (rows, outputs) for a packed booster.
+
+        ``x`` must be float64 and C- or Fortran-contiguous with the model's feature count.
+        """
+        n, f = x.shape
+        k = self.num_outputs
+        if f != self.num_features:
+            raise ValueError(f"model expects {self.num_features} features, got {f}")
+        if n == 0:
+            return np.empty((0, k) if k > 1 else 0)
+        if not _FAST:  # pragma: no cover
+            return self.booster.predict(x, raw_score=True, start_iteration=start,
+                                        num_iteration=count or None, num_threads=1)
+        if x.dtype != np.float64:
+            raise ValueError(f"features must be float64, got {x.dtype}")
+        if x.flags.f_contiguous:
+            layout = _COL_MAJOR
+        elif x.flags.c_contiguous:
+            layout = _ROW_MAJOR
+        else:
+            x = np.ascontiguousarray(x)
+            layout = _ROW_MAJOR
+        out = np.empty(n * k, dtype=np.float64)
+        out_len = ctypes.c_int64(0)
+        _safe_call(_LIB.LGBM_BoosterPredictForMat(
+            self.booster._handle, x.ctypes.data_as(ctypes.c_void_p),
+            ctypes.c_int(_DTYPE_FLOAT64), ctypes.c_int32(n), ctypes.c_int32(f),
+            ctypes.c_int(layout), ctypes.c_int(_PREDICT_RAW_SCORE), ctypes.c_int(start),
+            ctypes.c_int(count), _PARAMS, ctypes.byref(out_len),
+            out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
+        if out_len.value != n * k:
+            raise RuntimeError(f"LightGBM returned {out_len.value} scores for {n} rows")
+        return out.reshape(n, k) if k > 1 else out

@@ -1,0 +1,145 @@
+"""Out-of-fold evaluation of a model's recipe against baselines, side by side.
+
+The model's recipe (objective, parameters, cascade, from its manifest) is re-trained on the
+folds of the given data (GroupKFold by shape), so every number is measured on shapes the
+scoring model never saw. Methods, all judged by the winner's-curse rule of
+:mod:`tilepick.model.metrics` (only measured candidates are ranked):
+
+* ``model top-1``: the cascade's first pick;
+* ``model top-k benchmarked`` (k = 2, 4, 8): the fastest measured of the model's first k, what
+  the dispatcher's hybrid mode gets by benchmarking k candidates;
+* ``best static config``: one global order of configs by mean efficiency over the training
+  folds' problems (configs measured on >= 10% of them); on a test problem, its first
+  measured config. ``best static Triton config`` is the same without cuBLAS;
+* ``cuBLAS alone``; ``oracle`` (100% by definition).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tilepick.model import cv, metrics
+from tilepick.model.artifacts import check_spec, read_json
+from tilepick.model.dataset import Dataset, load
+from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES
+from tilepick.model.ranking import CascadeSettings, Calibration, score_gaps
+from tilepick.model.train import TrainOptions, evaluate_objective, scale_out_of_fold
+
+STATIC_MIN_COVERAGE = 0.10
+TOP_K = (2, 4, 8)
+VENDOR = "gemm.cublas"
+
+
+def static_scores(ds: Dataset, folds: list[cv.Fold], triton_only: bool = False):
+    """Scores of the static order learned on each fold's training problems (+ its leaders)."""
+    scores = np.full(len(ds), -np.inf)
+    leaders = []
+    for fold in folds:
+        tr = fold.train[ds.problem_index]
+        stats = pd.DataFrame({"config": ds.config_ids[tr], "rel": ds.rel[tr]}).groupby(
+            "config")["rel"].agg(["mean", "count"])
+        stats = stats[stats["count"] >= STATIC_MIN_COVERAGE * fold.train.sum()]
+        if triton_only:
+            stats = stats.drop(index=VENDOR, errors="ignore")
+        if stats.empty:
+            continue
+        leaders.append({"config_id": str(stats["mean"].idxmax()),
+                        "train_mean_efficiency": float(stats["mean"].max())})
+        te = fold.test[ds.problem_index]
+        scores[te] = pd.Series(ds.config_ids[te]).map(stats["mean"]).fillna(-np.inf).to_numpy()
+    return scores, leaders
+
+
+def _method(ds: Dataset, table: pd.DataFrame, eff_col: str = "efficiency") -> dict:
+    t = table.assign(efficiency=table[eff_col])
+    m_of_problem = ds.frame["m"].to_numpy()[ds.starts][t["problem"].to_numpy()]
+    out = metrics.method_summary(t, m_of_problem)
+    if eff_col != "efficiency":  # top-k benchmarked: accuracy counts of the first pick
+        for key in ("top1_accuracy", "top5_hit_rate"):
+            out[key] = None
+    return out
+
+
+def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
+    """Evaluate; write evaluation.json and the report under ``out_dir``; return the dict."""
+    model_dir = Path(model_dir)
+    check_spec(model_dir)
+    meta = read_json(model_dir / "predictor.json")
+    manifest = read_json(model_dir / "manifest.json")
+    params = manifest.get("parameters", {})
+    obj = OBJECTIVES[meta["objective"]]
+    base = obj.params()
+    overrides = {k: v for k, v in params.get("lightgbm", {}).items() if base.get(k) != v}
+    opts = TrainOptions(objective=obj.name, folds=int(params.get("folds", 5)),
+                        seed=int(params.get("seed", 0)),
+                        rounds=int(params.get("rounds", NUM_ROUNDS)), params=overrides,
+                        retimed_weight=float(params.get("retimed_weight", 1.0)),
+                        cascade=CascadeSettings(**meta["cascade"]))
+    ds = load(data_paths, meta["dtype"], meta["arch"])
+    log(f"data: {len(ds)} rows, {ds.n_problems} problems; re-training {opts.folds} fold models "
+        f"({obj.name})")
+    folds = cv.make_folds(ds, opts.folds, opts.seed)
+    scale_oof = scale_out_of_fold(ds, folds)
+    res = evaluate_objective(ds, obj, folds, opts, scale_oof, keep_models=False)
+    model_table = res.table
+    methods = {"model top-1": _method(ds, model_table)}
+    for k in TOP_K:
+        methods[f"model top-{k} benchmarked"] = _method(ds, model_table, f"top{k}_efficiency")
+    static, leaders = static_scores(ds, folds)
+    methods["best static config"] = _method(
+        ds, metrics.per_problem(ds.problem_index, ds.tflops, static))
+    static_t, leaders_t = static_scores(ds, folds, triton_only=True)
+    methods["best static Triton config"] = _method(
+        ds, metrics.per_problem(ds.problem_index, ds.tflops, static_t))
+    is_cublas = ds.config_ids == VENDOR
+    has_cublas = np.zeros(ds.n_problems, bool)
+    has_cublas[ds.problem_index[is_cublas]] = True
+    cublas_table = metrics.per_problem(ds.problem_index, ds.tflops, np.where(is_cublas, 1.0, 0.0))
+    methods["cuBLAS alone"] = _method(ds, cublas_table[has_cublas[cublas_table["problem"]]])
+    oracle = model_table.assign(efficiency=1.0, top1=True, best_rank=0)
+    methods["oracle"] = _method(ds, oracle)
+    pred = np.exp(scale_oof[ds.problem_index]) * Calibration.from_dict(
+        res.calibration["full"])(score_gaps(ds.problem_index, res.full))
+    report = {
+        "model": model_dir.name, "objective": obj.name,
+        "data": [f["path"] for f in ds.files], "problems": ds.n_problems, "rows": len(ds),
+        "folds": opts.folds, "cascade": opts.cascade.to_dict(),
+        "rule": ("efficiency = measured TFLOP/s of the pick / best measured TFLOP/s of the "
+                 "problem; only measured candidates are ranked (a pick the data did not "
+                 "measure is replaced by the best-ranked measured candidate)"),
+        "methods": methods,
+        "static_leaders": {"any": leaders, "triton": leaders_t},
+        "cublas_measured_problems": int(has_cublas.sum()),
+        "r2_log_time": res.summary.get("r2_log_time"),
+        "r2_log_tflops": res.summary.get("r2_log_tflops"),
+        "todo": ["baseline: nvMatmulHeuristics top-1 / top-k mapped onto the Triton families",
+                 "baseline: the Triton tutorial's 8 autotune configs"],
+    }
+    if out_dir is not None:
+        from tilepick.model.report import write_report
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "evaluation.json").write_text(json.dumps(report, indent=1) + "\n")
+        worst = model_table.sort_values("efficiency").head(20).copy()
+        worst["problem_key"] = ds.problem_keys[worst["problem"].to_numpy()]
+        worst["pick"] = ds.config_ids[worst["pick_row"].to_numpy()]
+        best_rows = (pd.DataFrame({"p": ds.problem_index, "t": ds.tflops})
+                     .groupby("p")["t"].idxmax())
+        worst["best"] = ds.config_ids[best_rows.loc[worst["problem"]].to_numpy()]
+        tables = {"model top-1": model_table["efficiency"].to_numpy()}
+        for k in TOP_K:
+            tables[f"model top-{k} benchmarked"] = model_table[f"top{k}_efficiency"].to_numpy()
+        tables["best static config"] = metrics.per_problem(
+            ds.problem_index, ds.tflops, static)["efficiency"].to_numpy()
+        tables["best static Triton config"] = metrics.per_problem(
+            ds.problem_index, ds.tflops, static_t)["efficiency"].to_numpy()
+        tables["cuBLAS alone"] = cublas_table["efficiency"].to_numpy()[
+            has_cublas[cublas_table["problem"]]]
+        write_report(out, report, tables, measured=ds.tflops, predicted=pred, worst=worst)
+        log(f"report written to {out}")
+    return report

@@ -1,0 +1,163 @@
+"""The Predictor: a shipped model ranking the valid candidates of a problem, in ~1 ms.
+
+Ranking of a new problem (see :mod:`.ranking` for why a cascade):
+
+1. candidates: the model's catalog (the configs its training data measured) filtered by the
+   solvers' validity rules for the problem, vectorised (:mod:`tilepick.features.candidates`);
+   ``gemm.cublas`` is in the catalog, so always a candidate where cuBLAS applies;
+2. features of every candidate (config-only columns cached per catalog);
+3. the first trees score every candidate; all trees score the best ``stage2_top``;
+4. predicted TFLOP/s = problem-level best-speed model x calibrated fraction of the best;
+5. uncertainty of the best ``uncertainty_top``: the standard deviation, across the
+   cross-validation fold models, of the log of their predicted speed (each fold model's
+   scores calibrated against its own best among those candidates): dimensionless, ~ the
+   relative error (0.05 = +-5%), 0 where every fold model agrees; None below them. The
+   dispatcher's hybrid mode benchmarks every candidate within exp(-2 u) of the best.
+
+A repeated problem is a dictionary lookup (the ranking is memoised per problem).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from tilepick.features import candidate_table
+from tilepick.hardware import HardwareProfile, current, profile
+from tilepick.model.artifacts import (ENSEMBLE_FILE, MODEL_FILE, ModelError, check_spec,
+                                      find_model_dir, read_json)
+from tilepick.model.booster import FastBooster
+from tilepick.model.ranking import CascadeSettings, Calibration
+from tilepick.problem import GemmProblem
+
+MEMO_SIZE = 8192
+REL_FLOOR = 1e-3  # calibrated fractions of the best below this are "very slow" alike
+
+Ranked = tuple  # (config_id, predicted_tflops, uncertainty or None)
+
+
+def _std(values: list[float]) -> float:
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+
+class Predictor:
+    """Ranks candidate configs of GEMM problems with one shipped model."""
+
+    def __init__(self, model_dir: str | Path, hw: HardwareProfile | None = None,
+                 strict: bool = True):
+        self.model_dir = Path(model_dir)
+        if not (self.model_dir / MODEL_FILE).is_file():
+            raise ModelError(f"{self.model_dir} has no {MODEL_FILE}")
+        check_spec(self.model_dir)
+        meta = read_json(self.model_dir / "predictor.json")
+        self.meta = meta
+        self.op, self.dtype, self.arch = meta["op"], meta["dtype"], meta["arch"]
+        self.objective = meta["objective"]
+        self.layouts = tuple(meta["layouts"])
+        self.catalog = tuple(meta["catalog"])
+        self.cascade = CascadeSettings(**meta["cascade"])
+        self.cal_stage1 = Calibration.from_dict(meta["calibration"]["stage1"])
+        self.cal_full = Calibration.from_dict(meta["calibration"]["full"])
+        self.hw = hw or profile(self.arch)
+        self.strict = strict
+        self.model = FastBooster.load(self.model_dir / MODEL_FILE)
+        self.ensemble = FastBooster.load(self.model_dir / ENSEMBLE_FILE)
+        self.n_folds = int(meta["ensemble"]["fold_models"])
+        self.scale_column = int(meta["ensemble"]["scale_column"])
+        self._pool_key = f"{self.model_dir.resolve()}:{len(self.catalog)}"
+        self._memo: dict = {}
+        self._tables: dict = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, arch: str | None = None, dtype: str = "bf16", op: str = "gemm",
+             model_dir: str | Path | None = None, strict: bool = True) -> "Predictor":
+        """The shipped model for ``arch`` (default: the current GPU's, or the default arch on
+        a machine without one) and ``dtype``; ``model_dir`` overrides the search."""
+        hw = None
+        if arch is None and model_dir is None:
+            hw = current()   # the visible GPU's profile (its real SM count), or the default
+            arch = hw.arch
+        if model_dir is None:
+            model_dir = find_model_dir(op, dtype, arch)
+        return cls(model_dir, hw=hw, strict=strict)
+
+    @property
+    def name(self) -> str:
+        return self.model_dir.name
+
+    def check(self, problem: GemmProblem) -> None:
+        """Refuse problems the model has no data for (dtype; layouts unless not strict)."""
+        if problem.dtype_token != self.dtype:
+            raise ModelError(f"model {self.name} ranks {self.dtype} problems, not "
+                             f"{problem.dtype_token} ({problem.key()})")
+        if self.strict and problem.layout not in self.layouts:
+            raise ModelError(f"model {self.name} was trained on layouts {list(self.layouts)} "
+                             f"only, not {problem.layout} ({problem.key()}); load it with "
+                             "strict=False to extrapolate")
+
+    def rank(self, problem: GemmProblem, top: int | None = None) -> list[Ranked]:
+        """[(config_id, predicted_tflops, uncertainty)] best first, over the valid candidates.
+
+        ``uncertainty`` (std of log speed across the fold models, see the module doc) is given
+        for the first ``uncertainty_top`` entries and None after them.
+        """
+        ranked = self._memo.get(problem)
+        if ranked is None:
+            self.check(problem)
+            ranked = self._rank_new(problem)
+            with self._lock:
+                if len(self._memo) >= MEMO_SIZE:
+                    self._memo.pop(next(iter(self._memo)))
+                self._memo[problem] = ranked
+        return list(ranked[:top] if top is not None else ranked)
+
+    def clear_memo(self) -> None:
+        with self._lock:
+            self._memo.clear()
+
+    def _table(self, problem: GemmProblem):
+        table = self._tables.get(problem.layout)
+        if table is None:
+            table = candidate_table(problem, self.hw, self.catalog, pool_key=self._pool_key)
+            self._tables[problem.layout] = table
+        return table
+
+    def _rank_new(self, problem: GemmProblem) -> tuple:
+        table = self._table(problem)
+        index = np.flatnonzero(table.valid_mask(problem))
+        n = len(index)
+        if n == 0:
+            return ()
+        x = table.features(problem, index)
+        c = self.cascade
+        # stage 1: the first trees, every candidate; stage 2: every tree, the best few
+        s1 = self.model.predict(x, 0, c.stage1_trees)
+        by_s1 = np.argsort(-s1, kind="stable")
+        top = by_s1[:c.stage2_top]
+        x_top = x[top]
+        s2 = s1[top] + self.model.predict(x_top, c.stage1_trees, 0)
+        by_s2 = np.argsort(-s2, kind="stable")
+        # one call: the fold models on the leading candidates, and the problem's best speed
+        k = max(1, min(c.uncertainty_top, n))
+        ens = self.ensemble.predict(x_top[by_s2[:k]])
+        best_tflops = float(np.exp(ens[0, self.scale_column]))
+        s2 = s2[by_s2]
+        rel = self.cal_full(s2 - s2[0])
+        order = top[by_s2]
+        if n > len(top):
+            rest = by_s1[len(top):]
+            rel_rest = self.cal_stage1(s1[rest] - s1[by_s1[0]])
+            order = np.concatenate((order, rest))
+            rel = np.concatenate((rel, np.minimum(rel_rest, rel[-1])))
+        unc = [None] * n
+        if self.n_folds > 1 and c.uncertainty_top > 0:
+            folds = ens[:, :self.n_folds]
+            logs = np.log(np.maximum(self.cal_full(folds - folds.max(axis=0)), REL_FLOOR))
+            unc[:k] = [_std(row) for row in logs.tolist()]   # a few numbers: plain Python
+        return tuple(zip(table.id_array[index[order]].tolist(),
+                         (rel * best_tflops).tolist(), unc))

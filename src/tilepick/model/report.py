@@ -1,0 +1,104 @@
+"""The evaluation report: a markdown page and three small PNG plots (matplotlib, Agg)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def _pct(v) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def _plots(out: Path, tables: dict, measured, predicted, worst) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = []
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=90)
+    for name, eff in tables.items():
+        e = np.sort(np.asarray(eff))
+        ax.step(e, np.arange(1, len(e) + 1) / len(e), where="post", label=name, lw=1.2)
+    ax.set_xlabel("efficiency (pick / best measured)")
+    ax.set_ylabel("fraction of problems <= x")
+    ax.set_xlim(0.3, 1.01)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title("Efficiency CDF (out-of-fold)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out / "efficiency_cdf.png")
+    plt.close(fig)
+    files.append("efficiency_cdf.png")
+
+    fig, ax = plt.subplots(figsize=(4.8, 4.4), dpi=90)
+    ok = np.isfinite(predicted) & (predicted > 0)
+    ax.scatter(measured[ok], predicted[ok], s=2, alpha=0.15, lw=0)
+    lo = max(1e-4, float(min(measured[ok].min(), predicted[ok].min())))
+    hi = float(max(measured[ok].max(), predicted[ok].max()))
+    ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured TFLOP/s")
+    ax.set_ylabel("predicted TFLOP/s (out-of-fold)")
+    ax.set_title("Predicted vs measured, every candidate", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out / "predicted_vs_measured.png")
+    plt.close(fig)
+    files.append("predicted_vs_measured.png")
+
+    fig, ax = plt.subplots(figsize=(7.0, 5.0), dpi=90)
+    w = worst.iloc[::-1]
+    ax.barh(np.arange(len(w)), w["efficiency"], color="tab:red")
+    ax.set_yticks(np.arange(len(w)))
+    ax.set_yticklabels([k.replace("gemm.", "") for k in w["problem_key"]], fontsize=7)
+    ax.set_xlabel("efficiency of the model's pick")
+    ax.set_xlim(0, 1)
+    ax.set_title("20 worst problems (out-of-fold)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out / "worst_problems.png")
+    plt.close(fig)
+    files.append("worst_problems.png")
+    return files
+
+
+def write_report(out: Path, report: dict, tables: dict, measured, predicted, worst) -> None:
+    files = _plots(out, tables, np.asarray(measured), np.asarray(predicted), worst)
+    lines = [f"# Evaluation of {report['model']} ({report['objective']})", "",
+             f"{report['problems']} problems, {report['rows']} measured rows, "
+             f"{report['folds']}-fold GroupKFold by shape (M, N, K); every number is out of fold.",
+             "", f"Rule: {report['rule']}.", "",
+             f"Ranking as shipped: cascade {report['cascade']}.", "",
+             "| method | mean | median | P10 | min | top-1 acc. | top-5 hit |",
+             "|---|---|---|---|---|---|---|"]
+    for name, m in report["methods"].items():
+        lines.append(f"| {name} | {_pct(m['mean'])} | {_pct(m['median'])} | {_pct(m['p10'])} "
+                     f"| {_pct(m['min'])} | {_pct(m.get('top1_accuracy'))} "
+                     f"| {_pct(m.get('top5_hit_rate'))} |")
+    slices = list(report["methods"]["model top-1"].get("by_m", {}))
+    lines += ["", "Mean efficiency (P10) by M:", "",
+              "| method | " + " | ".join(slices) + " |",
+              "|---|" + "---|" * len(slices)]
+    for name, m in report["methods"].items():
+        by = m.get("by_m", {})
+        cells = [f"{_pct(by[s]['mean'])} ({_pct(by[s]['p10'])})" if s in by else "-"
+                 for s in slices]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    counts = {s: v["problems"] for s, v in report["methods"]["model top-1"].get("by_m", {}).items()}
+    lines += ["", f"Problems per slice: {counts}.", "",
+              f"R2 of log time (predicted TFLOP/s, every candidate): "
+              f"{report['r2_log_time']:.3f}; of log TFLOP/s: {report['r2_log_tflops']:.3f}.", "",
+              "Static leaders per fold: "
+              + ", ".join(d["config_id"] for d in report["static_leaders"]["any"])
+              + "; Triton only: "
+              + ", ".join(d["config_id"] for d in report["static_leaders"]["triton"]) + ".", "",
+              "## 20 worst problems (model top-1)", "",
+              "| problem | efficiency | pick | best measured |", "|---|---|---|---|"]
+    for _, r in worst.iterrows():
+        lines.append(f"| {r['problem_key']} | {_pct(r['efficiency'])} | {r['pick']} "
+                     f"| {r['best']} |")
+    lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
+    lines += ["", "## TODO", ""] + [f"- {t} (not run in this pass)" for t in report["todo"]]
+    (out / "report.md").write_text("\n".join(lines) + "\n")

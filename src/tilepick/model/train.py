@@ -1,0 +1,179 @@
+"""Training: compare objectives on the same shape-grouped folds, keep the best, write artifacts.
+
+What is compared (cv_metrics.json): for each objective, out-of-fold selection metrics of the
+ranking that ships (the cascade, see :mod:`tilepick.model.ranking`) and of the full model,
+and the R2 of log time of its predicted speed. The objective with the highest mean efficiency
+(then P10) becomes the default unless one is named.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import lightgbm as lgb
+import numpy as np
+
+from tilepick.features import FEATURE_NAMES
+from tilepick.model import artifacts, cv, metrics
+from tilepick.model.dataset import Dataset, load
+from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES, Objective, objective
+from tilepick.model.ranking import (CascadeSettings, Calibration, cascade_keys, score_gaps)
+from tilepick.model.scale import fit_scale, problem_rows
+
+COMPARED = ("log1p", "normalized", "lambdarank")
+
+
+@dataclass
+class TrainOptions:
+    objective: str = "auto"
+    folds: int = 5
+    seed: int = 0
+    rounds: int = NUM_ROUNDS
+    params: dict = field(default_factory=dict)
+    retimed_weight: float = 2.0
+    cascade: CascadeSettings = field(default_factory=CascadeSettings)
+    warm_start: bool = False
+    warm_rounds: int = 10
+    keep_fold_models: int = 5   # fold models saved for the uncertainty ensemble
+
+
+@dataclass
+class ObjectiveResult:
+    name: str
+    stage1: np.ndarray
+    full: np.ndarray
+    keys: np.ndarray
+    table: object               # per-problem metrics (pandas)
+    summary: dict
+    models: list
+    calibration: dict
+    train_s: float
+
+
+def _log_time_r2(ds: Dataset, pred_tflops: np.ndarray) -> dict:
+    flops = 2.0 * ds.frame["m"].to_numpy(float) * ds.frame["n"].to_numpy(float) \
+        * ds.frame["k"].to_numpy(float) * ds.frame["batch"].to_numpy(float)
+    t_true = np.log(flops / ds.tflops)
+    t_pred = np.log(flops / np.maximum(pred_tflops, 1e-12))
+    return {"r2_log_time": metrics.r2(t_true, t_pred),
+            "r2_log_tflops": metrics.r2(np.log(ds.tflops), np.log(np.maximum(pred_tflops, 1e-12)))}
+
+
+def scale_out_of_fold(ds: Dataset, folds: list[cv.Fold]) -> np.ndarray:
+    """Out-of-fold log best TFLOP/s per problem from the problem-level model."""
+    x, _ = problem_rows(ds)
+    out = np.full(ds.n_problems, np.nan)
+    for fold in folds:
+        booster = fit_scale(ds, fold.train)
+        out[fold.test] = booster.predict(x[fold.test])
+    return out
+
+
+def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: TrainOptions,
+                       scale_oof: np.ndarray, keep_models: bool) -> ObjectiveResult:
+    t0 = time.perf_counter()
+    stage1 = np.full(len(ds), np.nan)
+    full = np.full(len(ds), np.nan)
+    models = []
+    s1 = opts.cascade.stage1_trees
+    for fold in folds:
+        booster = cv.fit(ds.subset_problems(fold.train), obj, opts.params, opts.rounds,
+                         opts.retimed_weight)
+        rows = fold.test[ds.problem_index]
+        stage1[rows] = booster.predict(ds.x[rows], raw_score=True, num_iteration=s1)
+        full[rows] = booster.predict(ds.x[rows], raw_score=True)
+        if keep_models:
+            models.append(booster)
+    train_s = time.perf_counter() - t0
+    keys = cascade_keys(ds.problem_index, stage1, full, opts.cascade.stage2_top)
+    m_of_problem = ds.frame["m"].to_numpy()[ds.starts]
+    table = metrics.per_problem(ds.problem_index, ds.tflops, keys)
+    summary = metrics.method_summary(table, m_of_problem)
+    full_table = metrics.per_problem(ds.problem_index, ds.tflops, full)
+    summary["full_model"] = metrics.summarize(full_table["efficiency"].to_numpy(),
+                                              full_table["top1"].to_numpy(),
+                                              full_table["best_rank"].to_numpy())
+    cal_full = Calibration.fit(score_gaps(ds.problem_index, full), ds.rel)
+    cal_stage1 = Calibration.fit(score_gaps(ds.problem_index, stage1), ds.rel)
+    pred = np.exp(scale_oof[ds.problem_index]) * cal_full(score_gaps(ds.problem_index, full))
+    summary.update(_log_time_r2(ds, pred))
+    summary["train_s"] = round(train_s, 1)
+    return ObjectiveResult(obj.name, stage1, full, keys, table, summary, models,
+                           {"stage1": cal_stage1.to_dict(), "full": cal_full.to_dict()}, train_s)
+
+
+def choose(results: dict[str, ObjectiveResult]) -> str:
+    return max(results, key=lambda n: (results[n].summary["mean"], results[n].summary["p10"]))
+
+
+def feature_importance(booster: lgb.Booster) -> list[dict]:
+    gain = booster.feature_importance("gain")
+    split = booster.feature_importance("split")
+    total = float(gain.sum()) or 1.0
+    rows = [{"feature": n, "gain": float(g), "gain_share": float(g) / total, "splits": int(s)}
+            for n, g, s in zip(FEATURE_NAMES, gain, split)]
+    return sorted(rows, key=lambda r: -r["gain"])
+
+
+def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
+          log=lambda msg: None) -> dict:
+    """Train, compare and write a model directory; returns the cv_metrics dict."""
+    opts = opts or TrainOptions()
+    t_start = time.perf_counter()
+    previous = artifacts.load_previous(out, dtype, arch) if opts.warm_start else None
+    if previous is not None and opts.objective not in ("auto", previous.objective):
+        raise artifacts.ModelError(
+            f"--warm-start continues the {previous.objective} model in {out}; "
+            f"it cannot switch to --objective {opts.objective}")
+    ds = load(paths, dtype, arch)
+    log(f"data: {len(ds)} rows, {ds.n_problems} problems from {len(ds.files)} files")
+    folds = cv.make_folds(ds, opts.folds, opts.seed)
+    scale_oof = scale_out_of_fold(ds, folds)
+    if previous is not None:
+        names = [previous.objective]
+    elif opts.objective == "auto":
+        names = list(COMPARED)
+    else:
+        names = [objective(opts.objective).name]
+    results = {}
+    for name in names:
+        results[name] = evaluate_objective(ds, OBJECTIVES[name], folds, opts, scale_oof,
+                                           keep_models=True)
+        s = results[name].summary
+        log(f"{name:11s} mean {s['mean']:.4f} median {s['median']:.4f} p10 {s['p10']:.4f} "
+            f"min {s['min']:.4f} top1 {s['top1_accuracy']:.3f} top5 {s['top5_hit_rate']:.3f} "
+            f"r2(log time) {s['r2_log_time']:.3f} ({s['train_s']:.0f} s)")
+    default = names[0] if len(names) == 1 else choose(results)
+    chosen = results[default]
+    obj = OBJECTIVES[default]
+    if previous is not None:
+        final = cv.fit(ds, obj, opts.params, opts.warm_rounds, opts.retimed_weight,
+                       init_model=previous.booster)
+    else:
+        final = cv.fit(ds, obj, opts.params, opts.rounds, opts.retimed_weight)
+    scale = fit_scale(ds)
+    catalog = sorted(set(ds.config_ids) | (set(previous.catalog) if previous else set()))
+    layouts = sorted(set(ds.frame["layout"]) | (set(previous.layouts) if previous else set()))
+    cv_metrics = {
+        "evaluation": {
+            "folds": len(folds), "seed": opts.seed,
+            "grouping": "GroupKFold over problems; group = shape (M, N, K)",
+            "efficiency": "measured TFLOP/s of the pick / best measured TFLOP/s of the problem",
+            "winners_curse_rule": ("only the measured candidates of a problem are ranked: a "
+                                   "pick the data did not measure is replaced by the "
+                                   "best-ranked measured candidate"),
+            "ranking": "cascade (as shipped): " + str(opts.cascade.to_dict()),
+            "problems": ds.n_problems, "rows": len(ds)},
+        "objectives": {n: r.summary for n, r in results.items()},
+        "default": default,
+        "selection_rule": "highest mean out-of-fold efficiency, then P10",
+        "scale_model_r2_log_best": metrics.r2(np.log(ds.best[ds.starts]), scale_oof),
+    }
+    artifacts.write(out, final=final, fold_models=chosen.models[:opts.keep_fold_models],
+                    scale=scale, objective=default, opts=opts, ds=ds, catalog=catalog,
+                    layouts=layouts, calibration=chosen.calibration, cv_metrics=cv_metrics,
+                    importance=feature_importance(final), previous=previous,
+                    train_s=time.perf_counter() - t_start)
+    log(f"default objective: {default}; model written to {out}")
+    return cv_metrics

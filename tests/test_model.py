@@ -1,0 +1,300 @@
+"""Training, evaluation and prediction on a small synthetic dataset whose speed follows a
+known formula; fold hygiene; metric edge cases; refusing a mismatched model."""
+
+import json
+import shutil
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+import pytest
+
+from tilepick import solvers
+from tilepick.config import KernelConfig
+from tilepick.data import io
+from tilepick.data.schema import config_fields, problem_fields
+from tilepick.features import FEATURE_INDEX, FeatureSchemaError, candidate_ids, frame_matrix
+from tilepick.hardware import profile
+from tilepick.model import ModelError, Predictor
+from tilepick.model import cv, dataset, metrics
+from tilepick.model.booster import FastBooster, pack
+from tilepick.model.ranking import cascade_keys, within_problem_rank
+from tilepick.model.search import compare_to_exhaustive, search
+from tilepick.model.train import TrainOptions, train
+from tilepick.problem import GemmProblem
+
+HW = profile("h200")
+SHAPES = [(m, n, k) for m in (1, 8, 50, 256, 1500, 8192) for n, k in
+          ((4096, 4096), (1000, 3000), (28672, 1024), (300, 77), (12288, 8192), (64, 50000))]
+
+
+def true_tflops(problems_and_configs) -> np.ndarray:
+    """The synthetic ground truth: the analytic estimate, discounted for K padding, with
+    cuBLAS at 85% of the analytic ceiling (a known function of the features)."""
+    df = pd.DataFrame([{**problem_fields(p), **config_fields(c)} for p, c in problems_and_configs])
+    x = frame_matrix(df, HW)
+    est = x[:, FEATURE_INDEX["estimate_tflops"]] * (0.6 + 0.4 * x[:, FEATURE_INDEX["eff_k"]])
+    roof = 2.0 ** -x[:, FEATURE_INDEX["log2_roofline_us"]] * df["m"] * df["n"] * df["k"] * 2e-6
+    return np.where(np.isnan(est), 0.85 * roof, est)
+
+
+def synthetic_rows(shapes, seed=0, per_problem=30):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m, n, k in shapes:
+        p = GemmProblem(m, n, k)
+        ids = candidate_ids(p, HW)
+        pick = sorted(set(rng.choice(len(ids), size=min(per_problem, len(ids)), replace=False))
+                      | {ids.index("gemm.cublas")})
+        cfgs = [KernelConfig.from_id(ids[i]) for i in pick]
+        tf = true_tflops([(p, c) for c in cfgs]) * rng.lognormal(0, 0.02, len(cfgs))
+        for c, t in zip(cfgs, tf):
+            ms = p.flops / (t * 1e9)
+            rows.append({**problem_fields(p), **config_fields(c), "valid": True, "time_ms": ms,
+                         "tflops": t, "retimed": bool(t >= np.sort(tf)[-5]),
+                         "stopped_early": False, "timing_meaningful": True,
+                         "gpu_name": "NVIDIA H200", "sm_count": 132, "sweep_id": "synthetic"})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    io.write_part(d, synthetic_rows(SHAPES))
+    return d
+
+
+@pytest.fixture(scope="module")
+def model_dir(data_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("models") / "gemm_bf16_h200"
+    train([data_dir], "bf16", "h200", out, TrainOptions(folds=3))
+    return out
+
+
+# -- round trip --------------------------------------------------------------------------------
+
+
+def test_train_writes_every_artifact(model_dir, data_dir):
+    for name in ("model.txt.gz", "ensemble.txt.gz", "feature_spec.json", "manifest.json",
+                 "cv_metrics.json", "feature_importance.json", "predictor.json"):
+        assert (model_dir / name).is_file(), name
+    manifest = json.loads((model_dir / "manifest.json").read_text())
+    files = list(data_dir.glob("*.parquet"))
+    assert [d["sha256"] for d in manifest["data"]] == [dataset.sha256_file(f) for f in files]
+    assert manifest["rows"] > 0 and manifest["problems"] == len(SHAPES)
+    assert all(f["bytes"] <= 10 * 2**20 for f in manifest["files"].values())
+    cvm = json.loads((model_dir / "cv_metrics.json").read_text())
+    assert set(cvm["objectives"]) == {"log1p", "normalized", "lambdarank"}
+    assert cvm["default"] == max(cvm["objectives"], key=lambda n: (
+        cvm["objectives"][n]["mean"], cvm["objectives"][n]["p10"]))
+    best = cvm["objectives"][cvm["default"]]
+    for key in ("mean", "median", "p10", "min", "top1_accuracy", "top5_hit_rate", "r2_log_time"):
+        assert best[key] is not None, key
+    assert best["mean"] > 0.9   # the formula is learnable: unseen shapes are picked well
+
+
+def test_predictor_ranks_valid_candidates_best_first(model_dir):
+    pred = Predictor(model_dir)
+    p = GemmProblem(300, 5000, 2000)   # not a training shape
+    ranked = pred.rank(p)
+    ids = [r[0] for r in ranked]
+    assert set(ids) <= {c.id for c in solvers.applicable_configs(p, HW)}
+    assert "gemm.cublas" in ids
+    tf = [r[1] for r in ranked]
+    assert tf == sorted(tf, reverse=True) and all(t > 0 for t in tf)
+    k = pred.cascade.uncertainty_top
+    assert all(r[2] is not None and r[2] >= 0 for r in ranked[:k])
+    assert all(r[2] is None for r in ranked[k:])
+    assert pred.rank(p, top=3) == ranked[:3]
+    assert pred.rank(p) == ranked                  # memoised, and a fresh list each time
+    assert pred.rank(p) is not pred.rank(p)
+
+
+def test_predictions_follow_the_truth(model_dir):
+    pred = Predictor(model_dir)
+    effs = []
+    for m, n, k in ((3, 4096, 4096), (700, 2000, 2000), (5000, 600, 9000), (64, 28672, 512)):
+        p = GemmProblem(m, n, k)
+        ranked = pred.rank(p)
+        truth = true_tflops([(p, KernelConfig.from_id(r[0])) for r in ranked])
+        effs.append(truth[0] / truth.max())
+    assert np.mean(effs) > 0.85, effs
+
+
+def test_predictor_refuses_what_it_was_not_trained_for(model_dir):
+    pred = Predictor(model_dir)
+    with pytest.raises(ModelError, match="bf16"):
+        pred.rank(GemmProblem(64, 64, 64, dtype="fp16"))
+    with pytest.raises(ModelError, match="layouts"):
+        pred.rank(GemmProblem(64, 64, 64, layout="cc"))
+    assert Predictor(model_dir, strict=False).rank(GemmProblem(64, 64, 64, layout="cc"))
+
+
+def test_mismatched_feature_schema_is_refused(model_dir, tmp_path):
+    bad = tmp_path / "gemm_bf16_h200"
+    shutil.copytree(model_dir, bad)
+    spec = json.loads((bad / "feature_spec.json").read_text())
+    spec["names"] = [n for n in spec["names"] if n != "tile_eff"] + ["tile_eff_v0"]
+    (bad / "feature_spec.json").write_text(json.dumps(spec))
+    with pytest.raises(FeatureSchemaError) as err:
+        Predictor(bad)
+    assert "tile_eff" in str(err.value) and "tile_eff_v0" in str(err.value)
+    spec = json.loads((model_dir / "feature_spec.json").read_text())
+    spec["schema_version"] = 0
+    (bad / "feature_spec.json").write_text(json.dumps(spec))
+    with pytest.raises(FeatureSchemaError, match="schema version 0"):
+        Predictor.load(model_dir=bad)
+
+
+def test_warm_start_adds_trees(model_dir, data_dir, tmp_path):
+    out = tmp_path / "gemm_bf16_h200"
+    shutil.copytree(model_dir, out)
+    before = json.loads((out / "manifest.json").read_text())["trees"]
+    train([data_dir], "bf16", "h200", out, TrainOptions(folds=3, warm_start=True, warm_rounds=5))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["trees"] > before
+    assert manifest["warm_start"]["added_rounds"] == 5
+    assert Predictor(out).rank(GemmProblem(256, 256, 256))
+
+
+def test_warm_start_needs_a_model(data_dir, tmp_path):
+    with pytest.raises(ModelError, match="warm-start"):
+        train([data_dir], "bf16", "h200", tmp_path / "none", TrainOptions(warm_start=True))
+
+
+def test_evaluate_writes_the_report(model_dir, data_dir, tmp_path):
+    from tilepick.model.evaluate import evaluate
+
+    rep = evaluate([data_dir], model_dir, tmp_path / "report")
+    assert {"model top-1", "model top-2 benchmarked", "model top-4 benchmarked",
+            "model top-8 benchmarked", "best static config", "best static Triton config",
+            "cuBLAS alone", "oracle"} == set(rep["methods"])
+    assert rep["methods"]["oracle"]["mean"] == 1.0
+    top = [rep["methods"][f"model top-{k}" + (" benchmarked" if k > 1 else "")]["mean"]
+           for k in (1, 2, 4, 8)]
+    assert top == sorted(top)                      # benchmarking more never hurts
+    assert set(rep["methods"]["model top-1"]["by_m"]) <= {s for s, _, _ in metrics.M_SLICES}
+    for f in ("evaluation.json", "report.md", "efficiency_cdf.png", "predicted_vs_measured.png",
+              "worst_problems.png"):
+        assert (tmp_path / "report" / f).stat().st_size > 0, f
+    assert "TODO" in (tmp_path / "report" / "report.md").read_text()
+
+
+# -- search --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["random", "de"])
+def test_search_is_deterministic_and_valid(model_dir, method):
+    pred = Predictor(model_dir)
+    p = GemmProblem(512, 2048, 1024)
+    a = search(pred, p, method, budget=60, seed=3)
+    b = search(pred, p, method, budget=60, seed=3)
+    assert a.ranked == b.ranked
+    assert a.evaluations <= 60 + 8            # DE may finish a generation's last trial
+    valid = {c.id for c in solvers.applicable_configs(p, HW)}
+    assert all(cid in valid for cid, _ in a.ranked)
+    close = compare_to_exhaustive(pred, a, p)
+    assert close["rank_in_exhaustive"] >= 0 and 0 < close["predicted_speed_ratio"] <= 1.0
+    assert close["space_valid"] == len(valid)
+
+
+# -- folds never leak a shape --------------------------------------------------------------------
+
+
+def test_group_kfold_never_splits_a_shape(tmp_path):
+    rows = synthetic_rows(SHAPES[:12], per_problem=5)
+    # the same (M, N, K) again, under other problem keys (padded lda, lower alignment)
+    for r in synthetic_rows(SHAPES[:12], seed=1, per_problem=5):
+        p = GemmProblem(r["m"], r["n"], r["k"], lda=r["k"] + 8, base_align=8)
+        rows.append({**r, **problem_fields(p)})
+    ds = dataset.build(dataset.clean(pd.DataFrame(rows), "bf16", "h200"), HW)
+    assert ds.n_problems == 24
+    groups = cv.problem_groups(ds)
+    tested = np.zeros(ds.n_problems, int)
+    for fold in cv.make_folds(ds, 4, seed=0):
+        assert not set(groups[fold.train]) & set(groups[fold.test])
+        assert not (fold.train & fold.test).any()
+        tested += fold.test
+    assert (tested == 1).all()
+
+
+# -- data cleaning -------------------------------------------------------------------------------
+
+
+def test_clean_drops_invalid_and_merges_repeats():
+    rows = synthetic_rows(SHAPES[:3], per_problem=4)
+    df = pd.DataFrame(rows)
+    dead = df[df["problem_key"] == df["problem_key"].iloc[0]].assign(valid=False, time_ms=np.nan)
+    rest = df[df["problem_key"] != df["problem_key"].iloc[0]]
+    dup = rest.iloc[[0, 0]].assign(sweep_id=["s2", "s3"], retimed=[True, False],
+                                   time_ms=[1.0, 99.0])
+    out = dataset.clean(pd.concat([dead, rest, rest.iloc[[0]], dup]), "bf16", "h200")
+    assert df["problem_key"].iloc[0] not in set(out["problem_key"])      # all-invalid problem
+    key = (rest.iloc[0]["problem_key"], rest.iloc[0]["config_id"])
+    same = out[(out["problem_key"] == key[0]) & (out["config_id"] == key[1])]
+    assert len(same) == 1
+    # re-timed measurements win over screening ones
+    assert same["time_ms"].iloc[0] == pytest.approx(np.median([rest.iloc[0]["time_ms"], 1.0])
+                                                    if rest.iloc[0]["retimed"] else 1.0)
+    assert list(out["problem_key"]) == sorted(out["problem_key"])
+
+
+# -- metrics: edge cases -------------------------------------------------------------------------
+
+
+def test_metrics_ties_single_candidate_and_nan_scores():
+    problem = np.array([0, 0, 0, 1, 2, 2])
+    tflops = np.array([10.0, 10.0, 5.0, 3.0, 1.0, 2.0])
+    scores = np.array([0.1, 0.9, 0.5, np.nan, np.nan, 0.0])
+    t = metrics.per_problem(problem, tflops, scores)
+    assert list(t["efficiency"]) == [1.0, 1.0, 1.0]
+    assert list(t["top1"]) == [True, True, True]          # a tie with the best is a hit
+    assert list(t["candidates"]) == [3, 1, 2]              # single candidate: efficiency 1
+    assert t["pick_row"].iloc[2] == 5                      # NaN scores rank last
+    s = metrics.summarize(t["efficiency"], t["top1"], t["best_rank"])
+    assert s["mean"] == s["min"] == s["p10"] == 1.0 and s["top5_hit_rate"] == 1.0
+
+
+def test_metrics_topk_and_bad_order():
+    problem = np.array([0, 0, 0, 0])
+    tflops = np.array([1.0, 2.0, 4.0, 8.0])
+    t = metrics.per_problem(problem, tflops, np.array([4.0, 3.0, 2.0, 1.0]))
+    assert t["efficiency"].iloc[0] == 1 / 8 and t["best_rank"].iloc[0] == 3
+    assert t["top2_efficiency"].iloc[0] == 2 / 8 and t["top4_efficiency"].iloc[0] == 1.0
+    with pytest.raises(ValueError, match="grouped"):
+        metrics.per_problem(np.array([1, 0]), np.array([1.0, 1.0]), np.array([0.0, 0.0]))
+    assert metrics.summarize(np.array([]))["mean"] is None
+    assert metrics.per_problem(np.array([], int), np.array([]), np.array([])).empty
+
+
+def test_cascade_keys():
+    problem = np.array([0, 0, 0, 0, 1, 1])
+    stage1 = np.array([4.0, 3.0, 2.0, 1.0, 0.0, 1.0])
+    full = np.array([0.0, 1.0, 5.0, 9.0, 2.0, 1.0])
+    keys = cascade_keys(problem, stage1, full, stage2_top=2)
+    assert list(within_problem_rank(problem, keys)) == [1, 0, 2, 3, 0, 1]
+    big = cascade_keys(problem, stage1, full, stage2_top=10)
+    assert list(within_problem_rank(problem, big)) == list(within_problem_rank(problem, full))
+
+
+# -- the packed ensemble -------------------------------------------------------------------------
+
+
+def test_packed_boosters_equal_their_parts():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 6))
+    x[:, 5] = rng.integers(0, 5, 300)
+    parts = [lgb.train({"verbose": -1, "num_leaves": 7, "seed": s, "bagging_fraction": 0.7,
+                        "bagging_freq": 1}, lgb.Dataset(x, x[:, 0] * s + x[:, 1] ** 2,
+                                                        categorical_feature=[5]), 4 + s)
+             for s in range(3)]
+    packed = FastBooster(pack(parts, [None, 2, None]))
+    got = packed.predict(np.ascontiguousarray(x[:17]))
+    want = np.stack([parts[0].predict(x[:17], raw_score=True),
+                     parts[1].predict(x[:17], raw_score=True, num_iteration=2),
+                     parts[2].predict(x[:17], raw_score=True)], axis=1)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    single = FastBooster(parts[2])
+    np.testing.assert_allclose(single.predict(np.asfortranarray(x[:9]), 1, 2),
+                               parts[2].predict(x[:9], raw_score=True, start_iteration=1,
+                                                num_iteration=2))
