@@ -89,6 +89,7 @@ class Dispatcher:
                           if isinstance(system_db, (str, os.PathLike)) else system_db)
         self._env = env
         self.cache: dict[GemmProblem, Decision] = {}
+        self._warned: set[tuple] = set()
         self.invalid: dict[GemmProblem, set[str]] = {}
         self.stats = {"benchmarked": 0, "fallbacks": 0, "db_hits": 0}
 
@@ -115,8 +116,12 @@ class Dispatcher:
             try:
                 ranked, source = list(pred.rank(problem)), "model"
             except Exception as exc:  # a model that cannot rank this problem: analytic order
-                warnings.warn(f"tilepick: model failed on {problem.key()} ({exc}); analytic order",
-                              RuntimeWarning, stacklevel=2)
+                kind = (problem.dtype_token, problem.layout, type(exc).__name__)
+                if kind not in self._warned:  # once per kind of problem, not once per shape
+                    self._warned.add(kind)
+                    warnings.warn(f"tilepick: the model cannot rank {problem.key()} ({exc}); "
+                                  "using the analytic order for such problems",
+                                  RuntimeWarning, stacklevel=2)
         if ranked is None:
             ranked = analytic_order(problem, self.hw)
         ranked = [r for r in ranked if r[0] not in bad]
