@@ -30,7 +30,7 @@ import torch
 
 from tilepick import solvers
 from tilepick.bench import shapes
-from tilepick.bench.timing import time_fn
+from tilepick.bench.timing import interleaved, time_fn
 from tilepick.config import KernelConfig
 from tilepick.dispatch import Dispatcher, RealDevice
 from tilepick.problem import GemmProblem
@@ -113,12 +113,9 @@ def main():
             torch.cuda.synchronize()
             row["tuning_s"]["max_autotune"] = time.time() - t0
             fns["max_autotune"] = lambda: f(a, b)
-        samples = {name: [] for name in fns}
-        for _ in range(args.rounds):
-            for name, fn in fns.items():
-                samples[name].append(time_fn(fn, warmup=1, reps=30, max_ms=40).ms)
-        row["ms"] = {name: statistics.median(v) for name, v in samples.items()}
-        row["spread"] = {name: (max(v) - min(v)) / min(v) for name, v in samples.items()}
+        timed = interleaved(fns, rounds=args.rounds, warmup=1, reps=30, max_ms=40)
+        row["ms"] = {name: r.ms for name, r in timed.items()}
+        row["spread"] = {name: r.spread for name, r in timed.items()}
         rows.append(row)
         print(p.key(), {k: round(row["ms"]["torch"] / v, 3) for k, v in row["ms"].items()}, flush=True)
     names = sorted({k for r in rows for k in r["ms"]})

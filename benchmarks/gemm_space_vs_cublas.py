@@ -51,7 +51,7 @@ def main():
     from tilepick.bench.compile_pool import compile_all
     from tilepick.bench.runner import ProblemInputs, run_config
     from tilepick.runtime import device_for_kernels
-    from tilepick.bench.timing import time_fn
+    from tilepick.bench.timing import interleaved
     from tilepick.config import KernelConfig
 
     t_start = time.time()
@@ -71,7 +71,7 @@ def main():
     binaries = {}
     for (pk, cid), r in compiled.items():
         binaries.setdefault((cid, r.seconds), r)  # one entry per compiled binary
-    compile_secs = sorted(r.seconds for r in binaries.values())
+    compile_secs = sorted(r.seconds for r in binaries.values()) or [0.0]  # none: interpreter
     n_compile_fail = sum(1 for r in binaries.values() if not r.ok)
     print(f"compiled {len(binaries)} binaries for {len(pairs)} (shape, config) pairs in "
           f"{compile_wall:.0f} s with {args.processes} processes; median {statistics.median(compile_secs):.2f} s "
@@ -112,11 +112,10 @@ def main():
         def caller(c):
             return lambda: solvers.launch(p, c, inp.a, inp.b, inp.out, inp.scale_a, inp.scale_b,
                                           check=False)
-        rounds = {c.id: [] for c in finalists}
-        for _ in range(args.rounds):
-            for c in finalists:
-                rounds[c.id].append(time_fn(caller(c), warmup=1, reps=30, max_ms=60).ms)
-        med = {cid: statistics.median(v) for cid, v in rounds.items()}
+        timed = interleaved({c.id: caller(c) for c in finalists}, rounds=args.rounds, warmup=1,
+                            reps=30, max_ms=60)
+        rounds = {cid: list(r.rounds_ms) for cid, r in timed.items()}
+        med = {cid: r.ms for cid, r in timed.items()}
         triton_ids = [c.id for c in finalists if not c.is_vendor]
         best_id = min(triton_ids, key=lambda cid: med[cid]) if triton_ids else None
         tf = lambda ms: p.flops / (ms * 1e9)  # noqa: E731
@@ -150,8 +149,8 @@ def main():
     name = f"space_vs_cublas_{args.dtype}_{args.layout}"
     with open(os.path.join(args.out, name + ".json"), "w") as f:
         json.dump(result, f, indent=1)
-    lines = [f"| shape (MxNxK) | cuBLAS TFLOP/s | best Triton TFLOP/s | best / cuBLAS | best config | "
-             f"spread (best, cuBLAS) | target |", "|---|---|---|---|---|---|---|"]
+    lines = ["| shape (MxNxK) | cuBLAS TFLOP/s | best Triton TFLOP/s | best / cuBLAS | best config | "
+             "spread (best, cuBLAS) | target |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         shape = tuple(int(x) for x in r["shape"].split("x"))
         tgt = TARGETS.get(shape)

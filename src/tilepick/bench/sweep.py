@@ -132,7 +132,7 @@ def _set_rates(row: dict, problem: GemmProblem) -> None:
 
 def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar):
     from tilepick.bench.runner import ProblemInputs, run_config
-    from tilepick.bench.timing import time_fn
+    from tilepick.bench.timing import interleaved
     from tilepick.runtime import device_for_kernels
 
     data = ProblemInputs.make(problem, device_for_kernels(), seed=opts.seed)
@@ -176,14 +176,9 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar):
         fns = {cid: (lambda c=KernelConfig.from_id(cid): solvers.launch(
             problem, c, inp.a, inp.b, inp.out, inp.scale_a, inp.scale_b, check=False))
             for cid in finalists}
-        medians: dict[str, list[float]] = {cid: [] for cid in finalists}
-        for _ in range(opts.rounds):
-            for cid, fn in fns.items():
-                medians[cid].append(time_fn(fn, warmup=1, reps=20, max_ms=40).ms)
-        for cid, ms in medians.items():
+        for cid, r in interleaved(fns, rounds=opts.rounds, warmup=1, reps=20, max_ms=40).items():
             row = rows[cid]
-            row.update(time_ms=statistics.median(ms), retimed=True,
-                       retime_spread=(max(ms) - min(ms)) / min(ms))
+            row.update(time_ms=r.ms, retimed=True, retime_spread=r.spread)
             _set_rates(row, problem)
     return list(rows.values()), timed, data
 

@@ -138,11 +138,32 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
     return summarize(samples, stopped_early=stopped)
 
 
-def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, **kw) -> dict[str, list[Timing]]:
+@dataclass(frozen=True)
+class Rounds:
+    """One candidate's timings over interleaved rounds."""
+
+    rounds_ms: tuple   # the median of each round
+    gpu_ms: float      # GPU time spent timing it (sum of every timed call)
+    meaningful: bool = True  # False for interpreter (CPU) timings
+
+    @property
+    def ms(self) -> float:
+        """The figure to report: the median of the round medians."""
+        return statistics.median(self.rounds_ms)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / min of the round medians: the noise band of this candidate."""
+        return (max(self.rounds_ms) - min(self.rounds_ms)) / min(self.rounds_ms)
+
+
+def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, **kw) -> dict[str, Rounds]:
     """Time several candidates in interleaved rounds (A B C A B C ...), so that clock and
-    thermal drift hits all of them alike; returns every round's Timing per candidate."""
-    out: dict[str, list[Timing]] = {name: [] for name in fns}
+    thermal drift hits all of them alike (``kw`` goes to :func:`time_fn`)."""
+    samples: dict[str, list[Timing]] = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
-            out[name].append(time_fn(fn, **kw))
-    return out
+            samples[name].append(time_fn(fn, **kw))
+    return {name: Rounds(tuple(t.ms for t in ts), sum(t.ms * t.reps for t in ts),
+                         all(t.meaningful for t in ts))
+            for name, ts in samples.items()}

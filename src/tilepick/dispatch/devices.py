@@ -45,9 +45,7 @@ class RealDevice(Device):
                               scale_b, check=False)
 
     def benchmark(self, problem, config_ids, a, b, out, scale_a=None, scale_b=None):
-        import statistics
-
-        from tilepick.bench.timing import time_fn
+        from tilepick.bench.timing import interleaved
 
         outcomes: dict[str, Outcome] = {}
         alive = []
@@ -57,15 +55,12 @@ class RealDevice(Device):
                 alive.append(cid)
             except Exception as exc:  # a failing candidate is an outcome, not an error
                 outcomes[cid] = Outcome(None, "invalid", f"{type(exc).__name__}: {exc}"[:300])
-        samples: dict[str, list[float]] = {cid: [] for cid in alive}
-        for _ in range(self.rounds):
-            for cid in alive:
-                t = time_fn(lambda c=cid: self.launch(problem, c, a, b, out, scale_a, scale_b),
-                            warmup=0, reps=self.reps, max_ms=self.max_ms, min_reps=3)
-                samples[cid].append(t.ms)
-                self.gpu_ms_spent += t.ms * t.reps
-        for cid, ms in samples.items():
-            outcomes[cid] = Outcome(statistics.median(ms))
+        fns = {cid: (lambda c=cid: self.launch(problem, c, a, b, out, scale_a, scale_b))
+               for cid in alive}
+        for cid, r in interleaved(fns, rounds=self.rounds, warmup=0, reps=self.reps,
+                                  max_ms=self.max_ms, min_reps=3).items():
+            self.gpu_ms_spent += r.gpu_ms
+            outcomes[cid] = Outcome(r.ms)
         return outcomes
 
 
