@@ -90,6 +90,7 @@ class CandidateTable:
     config_features: dict          # config-kind feature arrays (float64)
     min_block_m: np.ndarray
     min_block_n: np.ndarray
+    min_block_k: np.ndarray
     family_index: np.ndarray       # int family code per config
 
     @classmethod
@@ -113,6 +114,7 @@ class CandidateTable:
                    config_features=feats,
                    min_block_m=np.array([attr(c, "min_block_m", 0) for c in configs], float),
                    min_block_n=np.array([attr(c, "min_block_n", 0) for c in configs], float),
+                   min_block_k=np.array([attr(c, "min_block_k", 0) for c in configs], float),
                    family_index=inputs["family_code"].astype(np.int64))
 
     def __post_init__(self):
@@ -125,6 +127,7 @@ class CandidateTable:
         self._bm, self._bn, self._bk = ci["block_m"], ci["block_n"], ci["block_k"]
         self._bm_at_min = self._bm <= self.min_block_m
         self._bn_at_min = self._bn <= self.min_block_n
+        self._bk_at_min = self._bk <= self.min_block_k
         self._split = np.flatnonzero(ci["split_k"] > 1)
         bm_s, bn_s, bk_s, sk_s = (ci[k][self._split] for k in ("block_m", "block_n", "block_k",
                                                                "split_k"))
@@ -170,7 +173,7 @@ class CandidateTable:
         ok = self._size_cache.get(key)
         if ok is None:
             ok = (self.static_ok & (self._bm_at_min | (self._bm <= m2))
-                  & (self._bn_at_min | (self._bn <= n2)) & (self._bk <= max(32, k2)))
+                  & (self._bn_at_min | (self._bn <= n2)) & (self._bk_at_min | (self._bk <= k2)))
             if len(self._size_cache) < 65536:
                 self._size_cache[key] = ok
         return ok  # callers combine it into a new array; never modified in place

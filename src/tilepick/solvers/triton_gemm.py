@@ -68,6 +68,10 @@ class TritonGemmSolver(Solver):
     def min_block_n(self) -> int:
         return min(SPACES[self.family]["block_n"])
 
+    @property
+    def min_block_k(self) -> int:
+        return min(SPACES[self.family]["block_k"])
+
     def not_applicable_reason(self, problem: GemmProblem, hw: HardwareProfile) -> str | None:
         p = problem
         for name, rows, cols in (("A", p.m, p.k), ("B", p.k, p.n), ("C", p.m, p.n)):
@@ -94,7 +98,7 @@ class TritonGemmSolver(Solver):
             return f"block_m={c.block_m} is larger than M={p.m} needs"
         if c.block_n > max(self.min_block_n, next_pow2(p.n)):
             return f"block_n={c.block_n} is larger than N={p.n} needs"
-        if c.block_k > max(min(SPACES[self.family]["block_k"]), next_pow2(p.k)):
+        if c.block_k > max(self.min_block_k, next_pow2(p.k)):
             return f"block_k={c.block_k} is larger than K={p.k} needs"
         if c.split_k > 1:
             if cdiv(p.k, c.block_k) < c.split_k:
