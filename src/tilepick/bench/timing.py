@@ -63,6 +63,11 @@ def _l2_flusher(device):
     return _flush_buffer
 
 
+# The hold covers HOLD_MARGIN x the measured host submission time of a batch (was 2.0 up to
+# sweep 520277d9cf; 1.4 still leaves 40% for host jitter and is ~1 ms less idle GPU per call).
+HOLD_MARGIN = 1.4
+
+
 def _hold_gpu(ms: float) -> None:
     """Occupy the stream for about ``ms`` so that the launches queued behind it are all
     submitted before the GPU reaches them: host (Python, launch) overhead then cannot show
@@ -79,9 +84,9 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
 
     Each repetition is (flush L2, start event, fn, end event), queued behind a GPU sleep long
     enough to cover the host's submission of the whole batch, so the events measure the GPU
-    work alone. ``stop_if_slower_than_ms``: adaptive repetition for sweeps: a candidate whose
-    estimate (one call) is over twice the bound, or whose first batch is over the bound,
-    stops early.
+    work alone. The first batch (``min_reps`` calls) sizes the rest. ``stop_if_slower_than_ms``:
+    adaptive repetition for sweeps: a candidate whose first batch's median is over the bound
+    stops there (its estimate is recorded, flagged ``stopped_early``).
     """
     if interpreting():
         samples = []
@@ -100,38 +105,31 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
         t0 = time.perf_counter()
         fn()
         host_ms = min(host_ms, (time.perf_counter() - t0) * 1e3)
-    # one call to size the repetitions, behind a hold so that host overhead is not counted
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    _hold_gpu(0.3 if host_ms == math.inf else min(20.0, 0.1 + 2 * host_ms))
-    s.record()
-    t0 = time.perf_counter()
-    fn()
-    host_ms = min(host_ms, (time.perf_counter() - t0) * 1e3)
-    e.record()
-    torch.cuda.synchronize()
-    est = max(s.elapsed_time(e), 1e-4)
-    if stop_if_slower_than_ms is not None and est > 2.0 * stop_if_slower_than_ms:
-        return Timing(est, est, est, 1, True, True)
-    n = int(max(min_reps, min(reps, max_ms / est)))
     samples: list[float] = []
     stopped = False
-    done = 0
-    while done < n:
-        batch = min_reps if not samples else n - done
+    n = min_reps  # the first batch also sizes the rest: one synchronisation fewer per call
+    while len(samples) < n:
+        first = not samples
+        batch = n - len(samples)
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
-        # cover the submission of the whole batch with a sleep
-        _hold_gpu(min(20.0, 0.1 + 2.0 * batch * (host_ms + 0.03)))
+        # cover the submission of the whole batch with a sleep (unknown host time: a guess
+        # that holds for a Python launch, then the measured one)
+        per_call = 0.15 if host_ms == math.inf else host_ms + 0.03
+        _hold_gpu(min(20.0, 0.1 + HOLD_MARGIN * batch * per_call))
         for i in range(batch):
             if flush is not None:
                 flush.zero_()
             starts[i].record()
+            t0 = time.perf_counter()
             fn()
+            host_ms = min(host_ms, (time.perf_counter() - t0) * 1e3)
             ends[i].record()
         torch.cuda.synchronize()
-        samples.extend(st.elapsed_time(en) for st, en in zip(starts, ends))
-        done += batch
-        if (stop_if_slower_than_ms is not None and done < n
+        samples.extend(max(st.elapsed_time(en), 1e-4) for st, en in zip(starts, ends))
+        if first:
+            n = int(max(min_reps, min(reps, max_ms / statistics.median(samples))))
+        if (stop_if_slower_than_ms is not None and len(samples) < n
                 and statistics.median(samples) > stop_if_slower_than_ms):
             stopped = True
             break
