@@ -234,6 +234,31 @@ def test_resume_after_crash(tmp_path, monkeypatch):
     assert len(io.read_frame(tmp_path)) == len(df)
 
 
+def test_interrupt_saves_buffered_problems(tmp_path, monkeypatch):
+    """Ctrl-C / SIGTERM (as `timeout` sends) in the middle of a flush interval: the problems
+    measured since the last part are written before the sweep stops, and marked interrupted."""
+    real = sweep_mod._measure_problem
+    calls = []
+
+    def interrupted(problem, *args, **kwargs):
+        calls.append(problem.key())
+        if len(calls) == 3:
+            raise KeyboardInterrupt("signal 15")
+        return real(problem, *args, **kwargs)
+
+    monkeypatch.setattr(sweep_mod, "_measure_problem", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(TINY, tmp_path, quiet(flush_every=100))
+    monkeypatch.undo()
+    assert io.done_problems(tmp_path) == {TINY[0].key(), TINY[1].key()}
+    assert len(list(tmp_path.glob("part-*.parquet"))) == 1   # the buffer, written once
+    (summary_file,) = tmp_path.glob("sweep-*.json")
+    data = json.loads(summary_file.read_text())
+    assert data["interrupted"] and data["problems"] == 2
+    resumed = run_sweep(TINY, tmp_path, quiet(flush_every=100))
+    assert resumed.skipped_done == 2 and resumed.problems == 1
+
+
 def test_duplicate_problems_measured_once(tmp_path):
     p = TINY[1]
     summary = run_sweep([p, p, GemmProblem(32, 16, 16, dtype="fp32")], tmp_path,

@@ -197,7 +197,18 @@ def sweep(problems: str = typer.Option(..., "--problems",
         plist = [p for p in plist if p.key() not in done][:limit]
     opts = SweepOptions(families=family, sample=sample, pool=pool, seed=seed, processes=processes,
                         retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction)
-    summary = run_sweep(plist, out, opts)
+    import signal
+
+    def _stop(signum, frame):  # `timeout` and job schedulers send SIGTERM: stop like Ctrl-C
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        summary = run_sweep(plist, out, opts)
+    except KeyboardInterrupt:
+        typer.echo(f"sweep interrupted: measured problems are saved in {out}; run the same "
+                   "command again to resume", err=True)
+        raise typer.Exit(130)
     typer.echo(json.dumps(summary.to_dict(), indent=1))
 
 

@@ -46,6 +46,7 @@ class SweepOptions:
     rounds: int = 3
     noise_fraction: float = 0.1
     flush_every: int = 8
+    flush_s: float = 20.0
     screen_reps: int = 10
     screen_max_ms: float = 25.0
     stop_factor: float = 1.5         # screening stops for configs slower than this x best
@@ -244,26 +245,37 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
     buffer: list[dict] = []
     noise_rng = random.Random(opts.seed + 1)
     noise_samples = []
-    t1 = time.time()
-    for i, (problem, configs) in enumerate(plan):
-        rows, timed, _ = _measure_problem(problem, configs, compiled, opts, prov,
-                                          summary.sweep_id, bar)
-        summary.problems += 1
-        summary.timed += timed
-        summary.rows += len(rows)
-        for r in rows:
-            if not r["valid"]:
-                summary.invalid_by_reason[r["invalid_reason"].split(":")[0]] += 1
-        buffer.extend(rows)
-        if noise_rng.random() < opts.noise_fraction:
-            top = sorted((r for r in rows if r["valid"]), key=lambda r: r["time_ms"])[:5]
-            noise_samples.append((problem, [(r["config_id"], r["time_ms"]) for r in top]))
-        if (i + 1) % opts.flush_every == 0:
-            io.write_part(out_dir, buffer)
-            buffer = []
+    t1 = last_flush = time.time()
+    interrupted = None
+    try:
+        for i, (problem, configs) in enumerate(plan):
+            rows, timed, _ = _measure_problem(problem, configs, compiled, opts, prov,
+                                              summary.sweep_id, bar)
+            summary.problems += 1
+            summary.timed += timed
+            summary.rows += len(rows)
+            for r in rows:
+                if not r["valid"]:
+                    summary.invalid_by_reason[r["invalid_reason"].split(":")[0]] += 1
+            buffer.extend(rows)
+            if noise_rng.random() < opts.noise_fraction:
+                top = sorted((r for r in rows if r["valid"]), key=lambda r: r["time_ms"])[:5]
+                noise_samples.append((problem, [(r["config_id"], r["time_ms"]) for r in top]))
+            # a part every few problems or seconds: a killed sweep loses at most one interval
+            if (i + 1) % opts.flush_every == 0 or time.time() - last_flush > opts.flush_s:
+                io.write_part(out_dir, buffer)
+                buffer, last_flush = [], time.time()
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (see tilepick.cli): keep what is done
+        interrupted = exc
     io.write_part(out_dir, buffer)
     bar.close()
     summary.measure_s = time.time() - t1
+    if interrupted is not None:
+        summary.noise = {"skipped": "interrupted"}
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f"sweep-{summary.sweep_id}.json").write_text(
+            json.dumps({**summary.to_dict(), "interrupted": True}, indent=1))
+        raise interrupted
     summary.noise = noise_report(noise_samples, opts)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"sweep-{summary.sweep_id}.json").write_text(json.dumps(summary.to_dict(), indent=1))
