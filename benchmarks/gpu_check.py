@@ -38,6 +38,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--per-family", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--families", default=None, help="comma-separated families (default: all)")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
 
@@ -50,6 +51,8 @@ def main():
     plan = []
     for p in problems():
         for fam, solver in solvers.SOLVERS.items():
+            if args.families and fam not in args.families.split(","):
+                continue
             cfgs = solver.configs(p)
             for c in rng.sample(cfgs, min(args.per_family, len(cfgs))):
                 plan.append((p, c))

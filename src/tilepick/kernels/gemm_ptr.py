@@ -13,7 +13,7 @@ workspace; ``splitk_reduce`` with one slice casts it).
 import triton
 import triton.language as tl
 
-from tilepick.kernels.common import grouped_tile, scale_epilogue
+from tilepick.kernels.common import aligned, grouped_tile, scale_epilogue
 
 _RUNTIME_INTS = ["M", "N", "K", "stride_ab", "stride_am", "stride_ak", "stride_bb", "stride_bk",
                  "stride_bn", "stride_cb", "stride_cm", "stride_cn"]
@@ -39,29 +39,25 @@ def gemm_ptr_kernel(
     num_pid_n = tl.cdiv(N, BLOCK_N)
     pid_m, pid_n = grouped_tile(pid, num_pid_m, num_pid_n, GROUP_M)
 
-    if VEC_K > 1:
-        K = tl.multiple_of(K, VEC_K)
-    # Contiguous operand dimensions use the literal stride 1; leading dims get their hints.
+    # Run-time sizes and strides carry no alignment facts: state the ones the solver checked
+    # (see common.aligned for why not tl.multiple_of), or every load is a 2-byte scalar.
+    K = aligned(K, VEC_K)
+    stride_ab = aligned(stride_ab, VEC_A)
+    stride_bb = aligned(stride_bb, VEC_B)
+    stride_cb = aligned(stride_cb, VEC_C)
     if A_ROW:
         stride_ak = 1
-        if VEC_A > 1:
-            stride_am = tl.multiple_of(stride_am, VEC_A)
+        stride_am = aligned(stride_am, VEC_A)
     else:
         stride_am = 1
-        if VEC_A > 1:
-            stride_ak = tl.multiple_of(stride_ak, VEC_A)
+        stride_ak = aligned(stride_ak, VEC_A)
     if B_ROW:
         stride_bn = 1
-        if VEC_B > 1:
-            stride_bk = tl.multiple_of(stride_bk, VEC_B)
+        stride_bk = aligned(stride_bk, VEC_B)
     else:
         stride_bk = 1
-        if VEC_B > 1:
-            stride_bn = tl.multiple_of(stride_bn, VEC_B)
+        stride_bn = aligned(stride_bn, VEC_B)
 
-    # Rows/cols past the edge wrap (mod M / N) so loads need no mask on M and N; their results
-    # are never stored. Wrapping keeps VEC-sized runs contiguous because M (N) is a multiple
-    # of VEC whenever the hint is given.
     rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
     rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     if not A_ROW and VEC_A > 1:
@@ -96,8 +92,7 @@ def gemm_ptr_kernel(
     mask = (om[:, None] < M) & (on[None, :] < N)
     if SPLIT_MODE == 0:
         acc = scale_epilogue(acc, scale_a_ptr, scale_b_ptr, HAS_SCALE)
-        if VEC_C > 1:
-            stride_cm = tl.multiple_of(stride_cm, VEC_C)
+        stride_cm = aligned(stride_cm, VEC_C)
         c_ptrs = c_ptr + bid * stride_cb + om[:, None] * stride_cm + on[None, :]
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
     else:
