@@ -180,6 +180,33 @@ def test_evaluate_writes_the_report(model_dir, data_dir, tmp_path):
     assert "TODO" in (tmp_path / "report" / "report.md").read_text()
 
 
+def test_validate_scores_the_shipped_model_on_held_out_problems(model_dir, tmp_path):
+    """Held-out shapes (none of SHAPES): the pick is the model's best measured candidate; a
+    config the model cannot rank never wins but counts for the oracle; ties use the spread."""
+    import json
+
+    from tilepick.model.validate import validate
+
+    held_out = [(3, 5120, 5120), (700, 13824, 5120), (4000, 3584, 18944)]
+    rows = synthetic_rows(held_out, seed=7)
+    rows.append({**rows[0], "config_id": "gemm.ptr.m16n16k16.g1.w1.s1", "tflops": 1e6,
+                 "time_ms": 1e-9})  # unknown to the model, fastest: the oracle, never the pick
+    for r in rows:
+        r["retime_spread"] = 0.02
+    d = tmp_path / "val"
+    io.write_part(d, rows)
+    rep = validate(model_dir, [d], tmp_path / "report")
+    assert rep["problems"] == 3
+    top1 = rep["methods"]["model top-1"]
+    assert top1["problems"] == 3 and 0 < top1["min"] <= top1["mean"] <= 1.0
+    assert top1["min"] < 1e-3  # the unknown config was the oracle of the first problem
+    means = [rep["methods"][f"model top-{k} benchmarked"]["mean"] for k in (2, 4, 8)]
+    assert [top1["mean"]] + means == sorted([top1["mean"]] + means)
+    assert 0 <= top1["ties_rate"] <= 1
+    assert rep["methods"]["cuBLAS alone"]["problems"] == 3
+    assert json.loads((tmp_path / "report" / "validation.json").read_text())["problems"] == 3
+
+
 # -- search --------------------------------------------------------------------------------------
 
 

@@ -323,7 +323,9 @@ def main():  # pragma: no cover
     sys.exit(app())
 
 
+from tilepick.cli_model import register as _register_model_commands  # noqa: E402
+
+_register_model_commands(app)  # before main() runs, so `python -m tilepick.cli train` works too
+
 if __name__ == "__main__":  # pragma: no cover
     main()
-from tilepick.cli_model import register as _register_model_commands  # noqa: E402
-_register_model_commands(app)

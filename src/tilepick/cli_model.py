@@ -152,6 +152,26 @@ def register(app: typer.Typer) -> None:
         typer.echo(json.dumps({"out": out, "methods": rows}, indent=1))
 
     @app.command()
+    def validate(data: list[str] = typer.Option(..., "--data",
+                                                help="held-out parquet file or folder"),
+                 model: str = typer.Option(..., "--model", help="model directory"),
+                 out: Optional[str] = typer.Option(None, "--out", help="report directory")):
+        """Score the trained model on held-out, exhaustively measured problems."""
+        from tilepick.model.artifacts import ModelError
+        from tilepick.model.dataset import DataError
+        from tilepick.model.validate import validate as run_validate
+
+        try:
+            report = run_validate(model, data, out)
+        except (DataError, ModelError, ValueError) as exc:
+            _fail(str(exc))
+        rows = {n: {k: m.get(k) for k in ("mean", "median", "p10", "min", "top1_accuracy",
+                                          "top5_hit_rate", "ties_rate") if m.get(k) is not None}
+                for n, m in report["methods"].items()}
+        typer.echo(json.dumps({"out": out, "problems": report["problems"], "methods": rows},
+                              indent=1))
+
+    @app.command()
     def predict(op: str = typer.Option("gemm", "--op"),
                 m: Optional[int] = typer.Option(None, "--m"),
                 n: Optional[int] = typer.Option(None, "--n"),

@@ -1,0 +1,92 @@
+"""Score a trained model on a held-out, exhaustively measured validation set.
+
+Out-of-fold numbers (``evaluate``) re-train fold models on the training data; this scores the
+*shipped* model, as the dispatcher would use it, on problems it never saw, whose every valid
+config was measured and whose best candidates were re-timed in interleaved rounds (so the
+oracle is not a winner's-curse outlier). Rules are the ones of :mod:`tilepick.model.metrics`:
+the pick is the model's best-ranked *measured* candidate; a config the model does not know is
+never picked but still counts for the oracle. A pick inside the noise band of the best (its
+re-timed median within the larger of the two candidates' round-to-round spreads) is a tie.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tilepick.model import metrics
+from tilepick.model.dataset import load
+from tilepick.problem import GemmProblem
+
+VENDOR = "gemm.cublas"
+TOP_K = (2, 4, 8)
+
+
+def model_scores(predictor, ds) -> np.ndarray:
+    """The model's predicted TFLOP/s of every row (NaN where it ranks no such config)."""
+    scores = np.full(len(ds), np.nan)
+    for i, key in enumerate(ds.problem_keys):
+        pred = {cid: t for cid, t, _ in predictor.rank(GemmProblem.from_key(key))}
+        lo, hi = ds.starts[i], ds.starts[i] + ds.sizes[i]
+        scores[lo:hi] = [pred.get(cid, np.nan) for cid in ds.config_ids[lo:hi]]
+    return scores
+
+
+def _ties(ds, table: pd.DataFrame) -> np.ndarray:
+    """Per problem: is the pick within the measured noise band of the best?"""
+    spread = ds.frame["retime_spread"].to_numpy(dtype=np.float64) \
+        if "retime_spread" in ds.frame else np.zeros(len(ds))
+    spread = np.nan_to_num(spread, nan=0.0)
+    best_rows = pd.DataFrame({"p": ds.problem_index, "t": ds.tflops}).groupby("p")["t"].idxmax()
+    best = best_rows.loc[table["problem"]].to_numpy()
+    pick = table["pick_row"].to_numpy()
+    band = np.maximum(spread[best], spread[pick])
+    return table["efficiency"].to_numpy() >= 1.0 / (1.0 + band) - 1e-12
+
+
+def validate(model_dir, data_paths, out_dir=None) -> dict:
+    from tilepick.model.predictor import Predictor
+
+    pred = Predictor(Path(model_dir))
+    ds = load(data_paths, pred.dtype, pred.arch)
+    table = metrics.per_problem(ds.problem_index, ds.tflops, model_scores(pred, ds))
+    m_of = ds.frame["m"].to_numpy()[ds.starts][table["problem"].to_numpy()]
+
+    def summary(t, eff_col="efficiency"):
+        s = metrics.method_summary(t.assign(efficiency=t[eff_col]), m_of[t.index])
+        if eff_col != "efficiency":  # best of k benchmarked: accuracy is the first pick's
+            s["top1_accuracy"] = s["top5_hit_rate"] = None
+        return s
+
+    methods = {"model top-1": summary(table)}
+    methods["model top-1"]["ties_rate"] = float(np.mean(_ties(ds, table)))
+    for k in TOP_K:
+        methods[f"model top-{k} benchmarked"] = summary(table, f"top{k}_efficiency")
+    is_cublas = ds.config_ids == VENDOR
+    cublas = metrics.per_problem(ds.problem_index, ds.tflops, np.where(is_cublas, 1.0, 0.0))
+    has = np.zeros(ds.n_problems, bool)
+    has[ds.problem_index[is_cublas]] = True
+    methods["cuBLAS alone"] = summary(cublas[has[cublas["problem"]]])
+    methods["cuBLAS alone"]["top5_hit_rate"] = None  # one candidate: no ranking to hit
+    layouts = ds.frame["layout"].to_numpy()[ds.starts]
+    by_layout = {lay: metrics.summarize(table["efficiency"].to_numpy()[layouts == lay])
+                 for lay in sorted(set(layouts))}
+    worst = table.sort_values("efficiency").head(20)
+    report = {
+        "model": str(model_dir), "data": [str(p) for p in data_paths],
+        "problems": ds.n_problems, "rows": len(ds), "model_layouts": list(pred.layouts),
+        "rule": ("efficiency = re-timed TFLOP/s of the model's best-ranked measured candidate / "
+                 "the best measured; ties = pick within the re-timing noise band of the best"),
+        "methods": methods, "model_top1_by_layout": by_layout,
+        "worst": [{"problem": ds.problem_keys[p], "pick": ds.config_ids[r],
+                   "efficiency": float(e)}
+                  for p, r, e in zip(worst["problem"], worst["pick_row"], worst["efficiency"])],
+    }
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "validation.json").write_text(json.dumps(report, indent=1) + "\n")
+    return report
