@@ -215,3 +215,17 @@ def test_help_lists_commands(runner):
     assert res.exit_code == 0
     for command in ("configs", "run", "demo"):
         assert command in res.output
+
+
+def test_warmup_lists_what_the_dispatcher_would_compile(runner, tmp_path):
+    """Under the interpreter nothing is compiled ahead, but the plan (problems, pairs of the
+    model's top-k without cuBLAS) is the one a GPU run compiles; a bad file is a clear error."""
+    f = tmp_path / "problems.jsonl"
+    f.write_text('{"op": "gemm", "m": 128, "n": 4096, "k": 4096}\n'
+                 '{"op": "gemm", "m": 16, "n": 4096, "k": 14336, "layout": "rc"}\n')
+    r = runner.invoke(app, ["warmup", "--problems", str(f), "--top", "3", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output[r.output.index("{"):])
+    assert d["problems"] == 2 and 0 < d["pairs"] <= 6 and d["failed"] == []
+    r = runner.invoke(app, ["warmup", "--problems", str(tmp_path / "missing.jsonl")])
+    assert r.exit_code == 2 and "missing.jsonl" in r.output

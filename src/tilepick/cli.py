@@ -212,6 +212,42 @@ def sweep(problems: str = typer.Option(..., "--problems",
     typer.echo(json.dumps(summary.to_dict(), indent=1))
 
 
+@app.command()
+def warmup(problems: str = typer.Option(..., "--problems",
+                                        help="a named problem set or a CSV/JSONL file of problems"),
+           dtype: str = typer.Option("bf16", "--dtype"),
+           layout: str = LAYOUT_OPT,
+           count: Optional[int] = typer.Option(None, "--count", help="problems to take from a named set"),
+           top: int = typer.Option(4, "--top", help="candidates per problem (the hybrid mode's k)"),
+           processes: Optional[int] = typer.Option(None, "--processes"),
+           mode: Optional[str] = typer.Option(None, "--mode", help="find mode whose ranking to use"),
+           as_json: bool = typer.Option(False, "--json")):
+    """Compile ahead, in parallel, the kernels the dispatcher would pick for a list of problems
+    (Triton's on-disk cache then serves the first real call with nothing to compile)."""
+    from tilepick.bench import shapes
+    from tilepick.dispatch import Dispatcher
+    from tilepick.dispatch.warmup import warmup as run_warmup
+    from tilepick.problem import ProblemError
+
+    try:
+        plist = shapes.resolve_problems(problems, dtype, layout, 0, count)
+    except (ProblemError, OSError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    report = run_warmup(plist, Dispatcher(mode=mode, user_db=None), top=top,
+                        processes=processes, progress=not as_json)
+    d = report.to_dict()
+    if as_json:
+        typer.echo(json.dumps(d, indent=1))
+    else:
+        med = f"{d['median_compile_s']:.2f} s" if d["median_compile_s"] is not None else "n/a"
+        typer.echo(f"{d['problems']} problems, {d['pairs']} (problem, config) pairs, "
+                   f"{d['binaries']} binaries compiled in {d['seconds']:.1f} s "
+                   f"(median {med} per binary), {len(d['failed'])} failed")
+        for f in d["failed"]:
+            typer.echo(f"  failed: {f}")
+
+
 data_app = typer.Typer(help="dataset maintenance", no_args_is_help=True)
 app.add_typer(data_app, name="data")
 
