@@ -182,20 +182,26 @@ def test_sweep_summary_file(tiny_sweep):
 # -- resume ----------------------------------------------------------------------------------
 
 
-def test_resume_after_crash(tmp_path, monkeypatch):
+def failing_on(nth: int, exc: BaseException, calls: list):
+    """A _measure_problem that raises ``exc`` when asked for its ``nth`` problem."""
     real = sweep_mod._measure_problem
-    calls = []
 
-    class Crash(RuntimeError):
-        pass
-
-    def crashing(problem, *args, **kwargs):
+    def measure(problem, *args, **kwargs):
         calls.append(problem.key())
-        if len(calls) == 3:
-            raise Crash("killed while measuring the third problem")
+        if len(calls) == nth:
+            raise exc
         return real(problem, *args, **kwargs)
+    return measure
 
-    monkeypatch.setattr(sweep_mod, "_measure_problem", crashing)
+
+class Crash(RuntimeError):
+    pass
+
+
+def test_resume_after_crash(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(sweep_mod, "_measure_problem",
+                        failing_on(3, Crash("killed while measuring the third problem"), calls))
     with pytest.raises(Crash):
         run_sweep(TINY, tmp_path, quiet(flush_every=1))
     monkeypatch.undo()
@@ -237,16 +243,8 @@ def test_resume_after_crash(tmp_path, monkeypatch):
 def test_interrupt_saves_buffered_problems(tmp_path, monkeypatch):
     """Ctrl-C / SIGTERM (as `timeout` sends) in the middle of a flush interval: the problems
     measured since the last part are written before the sweep stops, and marked interrupted."""
-    real = sweep_mod._measure_problem
-    calls = []
-
-    def interrupted(problem, *args, **kwargs):
-        calls.append(problem.key())
-        if len(calls) == 3:
-            raise KeyboardInterrupt("signal 15")
-        return real(problem, *args, **kwargs)
-
-    monkeypatch.setattr(sweep_mod, "_measure_problem", interrupted)
+    monkeypatch.setattr(sweep_mod, "_measure_problem",
+                        failing_on(3, KeyboardInterrupt("signal 15"), []))
     with pytest.raises(KeyboardInterrupt):
         run_sweep(TINY, tmp_path, quiet(flush_every=100))
     monkeypatch.undo()
