@@ -25,7 +25,6 @@ import json
 import math
 import os
 import random
-import signal
 import statistics
 import tempfile
 import time
@@ -34,6 +33,7 @@ import torch
 
 from tilepick import solvers
 from tilepick.bench import shapes
+from tilepick.bench.signals import interrupt_on_sigterm
 from tilepick.bench.timing import interleaved, time_fn
 from tilepick.config import KernelConfig
 from tilepick.dispatch import Dispatcher, RealDevice
@@ -88,18 +88,11 @@ def tutorial_best(p, inp):
 
 def warm(problems, disps, top, processes):
     """Compile ahead, in parallel, what every mode could launch (``tilepick warmup``)."""
-    from tilepick.bench.compile_pool import compile_all
-    from tilepick.dispatch.warmup import candidates
+    from tilepick.dispatch.warmup import candidates, compile_pairs
 
-    pairs = []
-    for p in problems:
-        for d in disps.values():
-            pairs += [(p, c) for c in candidates(d, p, top) if not c.is_vendor]
-        pairs += [(p, KernelConfig("gemm.ptr", *t)) for t in TUTORIAL]
-    t0 = time.time()
-    res = compile_all(list(dict.fromkeys(pairs)), processes=processes)
-    return {"pairs": len(pairs), "seconds": time.time() - t0,
-            "failed": sorted({cid for (_, cid), r in res.items() if not r.ok})}
+    pairs = [(p, c) for p in problems for d in disps.values() for c in candidates(d, p, top)]
+    pairs += [(p, KernelConfig("gemm.ptr", *t)) for p in problems for t in TUTORIAL]
+    return compile_pairs(pairs, len(problems), processes).to_dict()
 
 
 def max_autotune(inp, rounds):
@@ -130,10 +123,6 @@ def summarize(rows):
             "tuning_s_total": tuning}
 
 
-def _stop(signum, frame):  # `timeout` sends SIGTERM: summarise what is done
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="llama3-8b,llama3-70b")
@@ -152,7 +141,7 @@ def main():
                     help="MxNxK,... instead of the LLM suite (both layouts; for a quick check)")
     args = ap.parse_args()
     t_start = time.time()
-    signal.signal(signal.SIGTERM, _stop)
+    interrupt_on_sigterm()  # `timeout` sends SIGTERM: summarise what is done
     if args.shapes:
         problems = [GemmProblem(*map(int, s.split("x")), dtype="bf16", layout=lay)
                     for s in args.shapes.split(",") for lay in ("rr", "rc")]

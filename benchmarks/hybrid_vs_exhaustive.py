@@ -32,10 +32,12 @@ def main():
     df = io.read_frame(args.data)
     hw = profile(args.arch)
     rows = []
+    k = None
     for mode in ("heuristic", "hybrid", "exhaustive"):
         dev = SimulatedDevice.from_frame(df)
         kw = {"k": args.k} if args.k else {}
         disp = Dispatcher(mode=mode, device=dev, user_db=None, hw=hw, **kw)
+        k = disp.k
         for key in dev.problems():
             p = GemmProblem.from_key(key)
             with warnings.catch_warnings():
@@ -50,7 +52,7 @@ def main():
         if r["problem"] != "*":
             by.setdefault(r["problem"], {})[r["mode"]] = r["ms"]
     cost = {r["mode"]: r for r in rows if r["problem"] == "*"}
-    out = {"data": args.data, "problems": len(by), "k": args.k or Dispatcher().k}
+    out = {"data": args.data, "problems": len(by), "k": k}
     for mode in ("heuristic", "hybrid"):
         ratios = [v["exhaustive"] / v[mode] for v in by.values() if not math.isnan(v[mode])]
         out[mode] = {"geomean_vs_exhaustive": math.exp(statistics.mean(map(math.log, ratios))),

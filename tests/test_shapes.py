@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -192,32 +193,23 @@ def test_jsonl_op_field(tmp_path):
         S.read_problem_file(path)
 
 
-@pytest.mark.parametrize("text, line, what", [
-    ("m,n,k\n1,2,3\n4,x,6\n", 3, "n must be an integer"),
-    ("m,n,k\n1,2,3\n\n4,0,6\n", 4, "> 0"),
-    ("m,n,k,dtype\n1,2,3,bf16\n4,5,6,int3\n", 3, "unsupported dtype"),
-    ("m,n,k,layout\n1,2,3,rr\n4,5,6,xy\n", 3, "unknown layout"),
-    ("m,n\n1,2\n", 1, "header must name columns"),
-    ("m,n,k\n1,2,3\n1,2,3,4\n", 3, "values but the header"),
-    ("m,n,k,batch\n1,2,3,1.5\n", 2, "batch must be an integer"),
+@pytest.mark.parametrize("name, text, line, what", [
+    ("bad.csv", "m,n,k\n1,2,3\n4,x,6\n", 3, "n must be an integer"),
+    ("bad.csv", "m,n,k\n1,2,3\n\n4,0,6\n", 4, "> 0"),
+    ("bad.csv", "m,n,k,dtype\n1,2,3,bf16\n4,5,6,int3\n", 3, "unsupported dtype"),
+    ("bad.csv", "m,n,k,layout\n1,2,3,rr\n4,5,6,xy\n", 3, "unknown layout"),
+    ("bad.csv", "m,n\n1,2\n", 1, "header must name columns"),
+    ("bad.csv", "m,n,k\n1,2,3\n1,2,3,4\n", 3, "values but the header"),
+    ("bad.csv", "m,n,k,batch\n1,2,3,1.5\n", 2, "batch must be an integer"),
+    ("bad.jsonl", '{"m": 1, "n": 2, "k": 3}\n{"m": 1, "n": 2}\n', 2, "missing k"),
+    ("bad.jsonl", '{"m": 1, "n": 2, "k": 3}\n\n{"m": 1, "n": 2, "k": 3\n', 3, "not valid JSON"),
+    ("bad.jsonl", '[1, 2, 3]\n', 1, "JSON object"),
+    ("bad.jsonl", '{"m": 1, "n": 2, "k": -3}\n', 1, "> 0"),
 ])
-def test_bad_csv_rows_name_the_line(tmp_path, text, line, what):
-    path = tmp_path / "bad.csv"
+def test_bad_problem_file_rows_name_the_line(tmp_path, name, text, line, what):
+    path = tmp_path / name
     path.write_text(text)
-    with pytest.raises(ProblemError, match=rf"bad\.csv:{line}: .*{what}"):
-        S.read_problem_file(path)
-
-
-@pytest.mark.parametrize("text, line, what", [
-    ('{"m": 1, "n": 2, "k": 3}\n{"m": 1, "n": 2}\n', 2, "missing k"),
-    ('{"m": 1, "n": 2, "k": 3}\n\n{"m": 1, "n": 2, "k": 3\n', 3, "not valid JSON"),
-    ('[1, 2, 3]\n', 1, "JSON object"),
-    ('{"m": 1, "n": 2, "k": -3}\n', 1, "> 0"),
-])
-def test_bad_jsonl_rows_name_the_line(tmp_path, text, line, what):
-    path = tmp_path / "bad.jsonl"
-    path.write_text(text)
-    with pytest.raises(ProblemError, match=rf"bad\.jsonl:{line}: .*{what}"):
+    with pytest.raises(ProblemError, match=rf"{re.escape(name)}:{line}: .*{what}"):
         S.read_problem_file(path)
 
 

@@ -197,12 +197,9 @@ def sweep(problems: str = typer.Option(..., "--problems",
         plist = [p for p in plist if p.key() not in done][:limit]
     opts = SweepOptions(families=family, sample=sample, pool=pool, seed=seed, processes=processes,
                         retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction)
-    import signal
+    from tilepick.bench.signals import interrupt_on_sigterm
 
-    def _stop(signum, frame):  # `timeout` and job schedulers send SIGTERM: stop like Ctrl-C
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, _stop)
+    interrupt_on_sigterm()
     try:
         summary = run_sweep(plist, out, opts)
     except KeyboardInterrupt:

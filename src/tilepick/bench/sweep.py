@@ -265,18 +265,19 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
             if (i + 1) % opts.flush_every == 0 or time.time() - last_flush > opts.flush_s:
                 io.write_part(out_dir, buffer)
                 buffer, last_flush = [], time.time()
-    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (see tilepick.cli): keep what is done
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (bench.signals): keep what is done
         interrupted = exc
     io.write_part(out_dir, buffer)
     bar.close()
     summary.measure_s = time.time() - t1
-    if interrupted is not None:
-        summary.noise = {"skipped": "interrupted"}
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / f"sweep-{summary.sweep_id}.json").write_text(
-            json.dumps({**summary.to_dict(), "interrupted": True}, indent=1))
-        raise interrupted
-    summary.noise = noise_report(noise_samples, opts)
+    extra = {}
+    if interrupted is None:
+        summary.noise = noise_report(noise_samples, opts)
+    else:
+        summary.noise, extra = {"skipped": "interrupted"}, {"interrupted": True}
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"sweep-{summary.sweep_id}.json").write_text(json.dumps(summary.to_dict(), indent=1))
+    (out_dir / f"sweep-{summary.sweep_id}.json").write_text(
+        json.dumps({**summary.to_dict(), **extra}, indent=1))
+    if interrupted is not None:
+        raise interrupted
     return summary

@@ -34,19 +34,26 @@ def candidates(dispatcher, problem: GemmProblem, top: int) -> list[KernelConfig]
     return [KernelConfig.from_id(cid) for cid, _, _ in ranked[:top]]
 
 
-def warmup(problems: list[GemmProblem], dispatcher, top: int = 4,
-           processes: int | None = None, progress: bool = True) -> WarmupReport:
+def compile_pairs(pairs, problems: int, processes: int | None = None,
+                  progress: bool = True) -> WarmupReport:
+    """Compile (problem, config) pairs in parallel and report the compile times."""
     import statistics
     import time
 
     from tilepick.bench.compile_pool import compile_all
 
-    pairs = [(p, c) for p in problems for c in candidates(dispatcher, p, top) if not c.is_vendor]
+    pairs = [(p, c) for p, c in dict.fromkeys(pairs) if not c.is_vendor]
     t0 = time.time()
     results = compile_all(pairs, processes=processes, progress=progress)
     secs = time.time() - t0
     binaries = {(cid, r.seconds): r for (_, cid), r in results.items()}
     failed = sorted({f"{cid}: {r.reason}" for (_, cid), r in results.items() if not r.ok})
     times = [r.seconds for r in binaries.values()]
-    return WarmupReport(len(problems), len(pairs), len(binaries), failed, secs,
+    return WarmupReport(problems, len(pairs), len(binaries), failed, secs,
                         statistics.median(times) if times else None)
+
+
+def warmup(problems: list[GemmProblem], dispatcher, top: int = 4,
+           processes: int | None = None, progress: bool = True) -> WarmupReport:
+    pairs = [(p, c) for p in problems for c in candidates(dispatcher, p, top)]
+    return compile_pairs(pairs, len(problems), processes, progress)

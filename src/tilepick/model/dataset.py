@@ -14,6 +14,7 @@ Rules (each is a decision about what the model may learn from):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -127,6 +128,11 @@ class Dataset:
     @property
     def n_problems(self) -> int:
         return len(self.problem_keys)
+
+    @functools.cached_property
+    def best_row(self) -> np.ndarray:
+        """Per problem: the row of its best measured candidate (the first one, on ties)."""
+        return pd.Series(self.tflops).groupby(self.problem_index).idxmax().to_numpy()
 
     def subset_problems(self, problem_mask: np.ndarray) -> "Dataset":
         rows = problem_mask[self.problem_index]

@@ -128,9 +128,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
         worst = model_table.sort_values("efficiency").head(20).copy()
         worst["problem_key"] = ds.problem_keys[worst["problem"].to_numpy()]
         worst["pick"] = ds.config_ids[worst["pick_row"].to_numpy()]
-        best_rows = (pd.DataFrame({"p": ds.problem_index, "t": ds.tflops})
-                     .groupby("p")["t"].idxmax())
-        worst["best"] = ds.config_ids[best_rows.loc[worst["problem"]].to_numpy()]
+        worst["best"] = ds.config_ids[ds.best_row[worst["problem"].to_numpy()]]
         tables = {"model top-1": model_table["efficiency"].to_numpy()}
         for k in TOP_K:
             tables[f"model top-{k} benchmarked"] = model_table[f"top{k}_efficiency"].to_numpy()

@@ -18,6 +18,13 @@ def _plots(out: Path, tables: dict, measured, predicted, worst) -> list[str]:
     import matplotlib.pyplot as plt
 
     files = []
+
+    def save(fig, name):
+        fig.tight_layout()
+        fig.savefig(out / name)
+        plt.close(fig)
+        files.append(name)
+
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=90)
     for name, eff in tables.items():
         e = np.sort(np.asarray(eff))
@@ -28,10 +35,7 @@ def _plots(out: Path, tables: dict, measured, predicted, worst) -> list[str]:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left")
     ax.set_title("Efficiency CDF (out-of-fold)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out / "efficiency_cdf.png")
-    plt.close(fig)
-    files.append("efficiency_cdf.png")
+    save(fig, "efficiency_cdf.png")
 
     fig, ax = plt.subplots(figsize=(4.8, 4.4), dpi=90)
     ok = np.isfinite(predicted) & (predicted > 0)
@@ -44,10 +48,7 @@ def _plots(out: Path, tables: dict, measured, predicted, worst) -> list[str]:
     ax.set_xlabel("measured TFLOP/s")
     ax.set_ylabel("predicted TFLOP/s (out-of-fold)")
     ax.set_title("Predicted vs measured, every candidate", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out / "predicted_vs_measured.png")
-    plt.close(fig)
-    files.append("predicted_vs_measured.png")
+    save(fig, "predicted_vs_measured.png")
 
     fig, ax = plt.subplots(figsize=(7.0, 5.0), dpi=90)
     w = worst.iloc[::-1]
@@ -57,10 +58,7 @@ def _plots(out: Path, tables: dict, measured, predicted, worst) -> list[str]:
     ax.set_xlabel("efficiency of the model's pick")
     ax.set_xlim(0, 1)
     ax.set_title("20 worst problems (out-of-fold)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out / "worst_problems.png")
-    plt.close(fig)
-    files.append("worst_problems.png")
+    save(fig, "worst_problems.png")
     return files
 
 

@@ -40,8 +40,7 @@ def _ties(ds, table: pd.DataFrame) -> np.ndarray:
     spread = ds.frame["retime_spread"].to_numpy(dtype=np.float64) \
         if "retime_spread" in ds.frame else np.zeros(len(ds))
     spread = np.nan_to_num(spread, nan=0.0)
-    best_rows = pd.DataFrame({"p": ds.problem_index, "t": ds.tflops}).groupby("p")["t"].idxmax()
-    best = best_rows.loc[table["problem"]].to_numpy()
+    best = ds.best_row[table["problem"].to_numpy()]
     pick = table["pick_row"].to_numpy()
     band = np.maximum(spread[best], spread[pick])
     return table["efficiency"].to_numpy() >= 1.0 / (1.0 + band) - 1e-12

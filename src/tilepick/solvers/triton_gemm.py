@@ -147,12 +147,11 @@ class TritonGemmSolver(Solver):
             kernel.warmup(*args, grid=grid, **kwargs)
 
 
-def _check_hints(plan: LaunchPlan, p: GemmProblem, a_batch: int, a_ld: int, b_batch: int,
+def _check_hints(kw: dict, p: GemmProblem, a_batch: int, a_ld: int, b_batch: int,
                  b_ld: int, c_batch: int, c_ld: int) -> None:
     """The pointer kernel rounds each hinted stride down to its VEC (kernels.common.aligned):
     refuse tensors whose strides break the alignment the plan was made for, rather than
     compute a wrong answer (tensors that do not match their problem's lds land here)."""
-    kw = dict(plan.constexprs)
     va, vb, vc = kw["VEC_A"], kw["VEC_B"], kw["VEC_C"]
     if a_batch % va or a_ld % va or b_batch % vb or b_ld % vb or c_batch % vc or c_ld % vc \
             or p.k % kw["VEC_K"]:
@@ -202,6 +201,7 @@ class PointerSolver(TritonGemmSolver):
         from tilepick.kernels.gemm_ptr import gemm_ptr_kernel, splitk_reduce_kernel
 
         plan = self.plan(p, c)
+        kw = plan.kwargs
         ws = None
         if self.split_mode == 1:
             ws = torch.empty(c.split_k * p.batch * p.m * p.n, device=a.device, dtype=torch.float32)
@@ -210,11 +210,11 @@ class PointerSolver(TritonGemmSolver):
         # a single batch's stride is never used (program_id(2) == 0): pass 0, always aligned
         sa, sb, sc = a.stride(), b.stride(), out.stride()
         sa0, sb0, sc0 = (sa[0], sb[0], sc[0]) if p.batch > 1 else (0, 0, 0)
-        _check_hints(plan, p, sa0, sa[1] if p.a_row_major else sa[2], sb0,
+        _check_hints(kw, p, sa0, sa[1] if p.a_row_major else sa[2], sb0,
                      sb[1] if p.b_row_major else sb[2], sc0, sc[1])
         calls = [(gemm_ptr_kernel, plan.grid,
                   (a, b, out, ws, scale_a, scale_b, p.m, p.n, p.k,
-                   sa0, sa[1], sa[2], sb0, sb[1], sb[2], sc0, sc[1], sc[2]), plan.kwargs)]
+                   sa0, sa[1], sa[2], sb0, sb[1], sb[2], sc0, sc[1], sc[2]), kw)]
         if self.split_mode:
             total = p.batch * p.m * p.n
             block = 1024
