@@ -174,6 +174,10 @@ def test_sweep_summary_file(tiny_sweep):
     assert data["measure_s"] > 0
     assert data["timed_configs_per_s"] == pytest.approx(data["timed"] / data["measure_s"])
     assert data["compile_s"] >= 0 and data["binaries"] == 0  # nothing compiled ahead here
+    # the host-time breakdown covers the parts of the measuring loop, within its wall time
+    assert set(data["host_s"]) == {"inputs", "check", "screen", "retime"}
+    assert all(v > 0 for v in data["host_s"].values())
+    assert sum(data["host_s"].values()) <= data["measure_s"] + 0.01
     # noise_fraction=1.0: every problem's top configs re-measured
     assert data["noise"]["pairs"] == len(df)
     assert 0 <= data["noise"]["median_rel_diff"] <= data["noise"]["max_rel_diff"]

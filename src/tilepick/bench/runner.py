@@ -7,6 +7,7 @@ dtype's tolerance), ``invalid`` (failed to compile or launch), ``not_applicable`
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from tilepick import solvers
@@ -23,6 +24,8 @@ class RunResult:
     rel_error: float | None = None
     timing: Timing | None = None
     reason: str = ""
+    check_s: float = 0.0          # host wall time of the check (first launch: module load)
+    time_s: float = 0.0           # host wall time of the timing
 
     @property
     def ok(self) -> bool:
@@ -69,19 +72,24 @@ def run_config(problem: GemmProblem, config: KernelConfig | str, data: ProblemIn
     def call():
         return solvers.launch(problem, config, inp.a, inp.b, inp.out, inp.scale_a, inp.scale_b,
                               check=False)
+    t0 = t1 = time.perf_counter()
     try:
         err = None
         if check:  # also the warm-up: the first launch loads the module
             inp.out.fill_(float("nan"))
             call()
             err = data.ref.error(inp.out)
+            t1 = time.perf_counter()
             if not err <= tolerance(problem):
                 return RunResult(config.id, "wrong", err,
-                                 reason=f"relative error {err:.3g} > tolerance {tolerance(problem):g}")
+                                 reason=f"relative error {err:.3g} > tolerance {tolerance(problem):g}",
+                                 check_s=t1 - t0)
         timing = time_fn(call, **timing_kw) if timed else None
     except solvers.ConfigInvalidError as exc:
-        return RunResult(config.id, "invalid", reason=str(exc))
+        return RunResult(config.id, "invalid", reason=str(exc), check_s=time.perf_counter() - t0)
     except Exception as exc:  # a failing candidate is recorded, never fatal to the caller
         msg = str(exc).splitlines()[0] if str(exc) else ""
-        return RunResult(config.id, "invalid", reason=f"{type(exc).__name__}: {msg}"[:500])
-    return RunResult(config.id, "ok", err, timing)
+        return RunResult(config.id, "invalid", reason=f"{type(exc).__name__}: {msg}"[:500],
+                         check_s=time.perf_counter() - t0)
+    return RunResult(config.id, "ok", err, timing, check_s=t1 - t0,
+                     time_s=time.perf_counter() - t1)

@@ -64,6 +64,9 @@ class SweepSummary:
     compile_s: float = 0.0
     binaries: int = 0
     measure_s: float = 0.0
+    # where the measuring wall time goes (inputs, check = first launches with the reference,
+    # screen, retime): the sweep's throughput is mostly host time, not GPU time
+    host_s: Counter = field(default_factory=Counter)
     noise: dict = field(default_factory=dict)
 
     @property
@@ -77,6 +80,7 @@ class SweepSummary:
                 "compile_s": self.compile_s, "binaries": self.binaries,
                 "binaries_per_s": self.binaries / self.compile_s if self.compile_s else None,
                 "measure_s": self.measure_s, "timed_configs_per_s": self.configs_per_s,
+                "host_s": {k: round(v, 3) for k, v in self.host_s.items()},
                 "noise": self.noise}
 
 
@@ -131,12 +135,14 @@ def _set_rates(row: dict, problem: GemmProblem) -> None:
         row["gbps"] = problem.min_bytes / (row["time_ms"] * 1e6)
 
 
-def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar):
+def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host: Counter):
     from tilepick.bench.runner import ProblemInputs, run_config
     from tilepick.bench.timing import interleaved
     from tilepick.runtime import device_for_kernels
 
+    t0 = time.perf_counter()
     data = ProblemInputs.make(problem, device_for_kernels(), seed=opts.seed)
+    host["inputs"] += time.perf_counter() - t0
     prov = dict(prov, date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     rows: dict[str, dict] = {}
     timed = 0
@@ -151,6 +157,8 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar):
         r = run_config(problem, config, data, warmup=0, reps=opts.screen_reps, min_reps=3,
                        max_ms=opts.screen_max_ms,
                        stop_if_slower_than_ms=opts.stop_factor * best if best < math.inf else None)
+        host["check"] += r.check_s
+        host["screen"] += r.time_s
         bar.update(1)
         if not r.ok:
             if r.status == "not_applicable":
@@ -177,10 +185,12 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar):
         fns = {cid: (lambda c=KernelConfig.from_id(cid): solvers.launch(
             problem, c, inp.a, inp.b, inp.out, inp.scale_a, inp.scale_b, check=False))
             for cid in finalists}
+        t0 = time.perf_counter()
         for cid, r in interleaved(fns, rounds=opts.rounds, warmup=1, reps=20, max_ms=40).items():
             row = rows[cid]
             row.update(time_ms=r.ms, retimed=True, retime_spread=r.spread)
             _set_rates(row, problem)
+        host["retime"] += time.perf_counter() - t0
     return list(rows.values()), timed, data
 
 
@@ -250,7 +260,7 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
     try:
         for i, (problem, configs) in enumerate(plan):
             rows, timed, _ = _measure_problem(problem, configs, compiled, opts, prov,
-                                              summary.sweep_id, bar)
+                                              summary.sweep_id, bar, summary.host_s)
             summary.problems += 1
             summary.timed += timed
             summary.rows += len(rows)
