@@ -87,6 +87,38 @@ def test_interleaved_interpreter():
     assert order == ["a", "b"] * 3
 
 
+# -- repetition plan (the GPU loop's decisions, without a GPU) --------------------------------
+
+
+def plan(samples, n, stop_ms=None, reps=10, min_reps=3, max_ms=25.0):
+    return timing.next_target(samples, n, reps=reps, min_reps=min_reps, max_ms=max_ms,
+                              stop_ms=stop_ms)
+
+
+def test_probe_stops_a_candidate_far_beyond_the_bound():
+    bound = 1.5  # 1.5x a best of 1.0 ms
+    assert plan([timing.PROBE_FACTOR * bound * 1.01], 1, stop_ms=bound) == (1, True)
+    # inside PROBE_FACTOR x the bound: on to the first batch of min_reps samples
+    assert plan([timing.PROBE_FACTOR * bound * 0.99], 1, stop_ms=bound) == (3, False)
+    assert plan([0.5], 1, stop_ms=bound) == (3, False)
+
+
+def test_first_batch_sizes_the_rest_and_may_stop():
+    # 3 samples of 1 ms, 25 ms budget: up to reps=10
+    assert plan([1.0, 1.0, 1.0], 3) == (10, False)
+    assert plan([5.0, 5.0, 5.0], 3) == (5, False)
+    assert plan([50.0, 50.0, 50.0], 3) == (3, False)   # never below min_reps
+    assert plan([2.0, 2.0, 2.0], 3, stop_ms=1.5) == (10, True)   # median over the bound
+    assert plan([1.0, 1.0, 2.0], 3, stop_ms=1.5) == (10, False)
+    # later batches: the target stays
+    assert plan([1.0] * 10, 10, stop_ms=1.5) == (10, False)
+
+
+def test_min_reps_of_one_probe_is_the_first_batch():
+    assert plan([1.0], 1, stop_ms=10.0, min_reps=1) == (10, False)
+    assert plan([1.0], 1, min_reps=1) == (10, False)
+
+
 # -- runner ----------------------------------------------------------------------------------
 
 PROBLEM = GemmProblem(64, 64, 64, dtype="bf16")

@@ -77,6 +77,33 @@ def _hold_gpu(ms: float) -> None:
     torch.cuda._sleep(int(ms * 2.0e6))  # ~2 GHz SM clock: cycles per ms, a lead not a promise
 
 
+# A probe (one call) stops a candidate at once when it is this far beyond the stop bound: with
+# the sweep's bound of 1.5x the best so far, 3x the best, well outside single-call noise
+# (10-40% outliers, ANCHORS.md).
+PROBE_FACTOR = 2.0
+
+
+def next_target(samples: list[float], n: int, *, reps: int, min_reps: int, max_ms: float,
+                stop_ms: float | None) -> tuple[int, bool]:
+    """After a batch: how many samples to have in all, and whether to stop early.
+
+    The probe (the first, single sample when there is a stop bound) stops at
+    ``PROBE_FACTOR x stop_ms``, else leads to ``min_reps`` samples; the first ``min_reps``
+    samples size the rest (about ``max_ms`` of GPU time, at most ``reps``); from the first
+    batch on, with fewer samples than the target, a median over ``stop_ms`` stops.
+    """
+    k = len(samples)
+    if stop_ms is not None and k == 1:
+        if samples[0] > PROBE_FACTOR * stop_ms:
+            return n, True
+        n = max(n, min_reps)
+    if k == min_reps:
+        n = int(max(min_reps, min(reps, max_ms / statistics.median(samples))))
+    if stop_ms is not None and min_reps <= k < n and statistics.median(samples) > stop_ms:
+        return n, True
+    return n, False
+
+
 def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
             max_ms: float = 250.0, min_reps: int = 5, flush_l2: bool = True,
             stop_if_slower_than_ms: float | None = None) -> Timing:
@@ -85,8 +112,9 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
     Each repetition is (flush L2, start event, fn, end event), queued behind a GPU sleep long
     enough to cover the host's submission of the whole batch, so the events measure the GPU
     work alone. The first batch (``min_reps`` calls) sizes the rest. ``stop_if_slower_than_ms``:
-    adaptive repetition for sweeps: a candidate whose first batch's median is over the bound
-    stops there (its estimate is recorded, flagged ``stopped_early``).
+    adaptive repetition for sweeps: a single-call probe comes first; a candidate whose probe
+    is over ``PROBE_FACTOR`` x the bound, or whose first batch's median is over the bound,
+    stops there (its estimate is recorded, flagged ``stopped_early``; :func:`next_target`).
     """
     if interpreting():
         samples = []
@@ -107,9 +135,10 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
         host_ms = min(host_ms, (time.perf_counter() - t0) * 1e3)
     samples: list[float] = []
     stopped = False
-    n = min_reps  # the first batch also sizes the rest: one synchronisation fewer per call
+    # with a stop bound, a single-call probe first: most candidates of a sweep are far slower
+    # than the best, and one call tells that as well as three
+    n = 1 if stop_if_slower_than_ms is not None else min_reps
     while len(samples) < n:
-        first = not samples
         batch = n - len(samples)
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
@@ -127,11 +156,9 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
             ends[i].record()
         torch.cuda.synchronize()
         samples.extend(max(st.elapsed_time(en), 1e-4) for st, en in zip(starts, ends))
-        if first:
-            n = int(max(min_reps, min(reps, max_ms / statistics.median(samples))))
-        if (stop_if_slower_than_ms is not None and len(samples) < n
-                and statistics.median(samples) > stop_if_slower_than_ms):
-            stopped = True
+        n, stopped = next_target(samples, n, reps=reps, min_reps=min_reps, max_ms=max_ms,
+                                 stop_ms=stop_if_slower_than_ms)
+        if stopped:
             break
     return summarize(samples, stopped_early=stopped)
 
