@@ -16,7 +16,7 @@ from tilepick.data.schema import config_fields, problem_fields
 from tilepick.features import FEATURE_INDEX, FeatureSchemaError, candidate_ids, frame_matrix
 from tilepick.hardware import profile
 from tilepick.model import ModelError, Predictor
-from tilepick.model import cv, dataset, metrics
+from tilepick.model import baselines, cv, dataset, metrics, nvmh
 from tilepick.model.booster import FastBooster, pack
 from tilepick.model.ranking import cascade_keys, within_problem_rank
 from tilepick.model.search import compare_to_exhaustive, search
@@ -168,7 +168,8 @@ def test_evaluate_writes_the_report(model_dir, data_dir, tmp_path):
     rep = evaluate([data_dir], model_dir, tmp_path / "report")
     assert {"model top-1", "model top-2 benchmarked", "model top-4 benchmarked",
             "model top-8 benchmarked", "best static config", "best static Triton config",
-            "cuBLAS alone", "oracle"} == set(rep["methods"])
+            "cuBLAS alone", "oracle", baselines.TUTORIAL, baselines.NVMH_TOP1,
+            baselines.NVMH_TOP8} == set(rep["methods"])
     assert rep["methods"]["oracle"]["mean"] == 1.0
     top = [rep["methods"][f"model top-{k}" + (" benchmarked" if k > 1 else "")]["mean"]
            for k in (1, 2, 4, 8)]
@@ -177,7 +178,26 @@ def test_evaluate_writes_the_report(model_dir, data_dir, tmp_path):
     for f in ("evaluation.json", "report.md", "efficiency_cdf.png", "predicted_vs_measured.png",
               "worst_problems.png"):
         assert (tmp_path / "report" / f).stat().st_size > 0, f
-    assert "TODO" in (tmp_path / "report" / "report.md").read_text()
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert baselines.TUTORIAL in md and baselines.NVMH_TOP8 in md and "coverage" in md
+    tut = rep["methods"][baselines.TUTORIAL]
+    assert tut["coverage"]["problems"] == len(SHAPES)
+    assert tut["problems"] == tut["coverage"]["scored"] <= len(SHAPES)
+    _check_nvmh(rep)
+
+
+def _check_nvmh(rep):
+    """nvMatmulHeuristics: scored where installed (it is in the dev environment), with its
+    coverage; benchmarking its 8 never loses to its first."""
+    top1, top8 = rep["methods"][baselines.NVMH_TOP1], rep["methods"][baselines.NVMH_TOP8]
+    if nvmh.module() is None:
+        assert top1 is None and top8 is None and rep["unavailable"]
+        return
+    cov = top1["coverage"]
+    assert top1["problems"] == top8["problems"] == cov["scored"] <= cov["problems"]
+    assert 0 <= cov["top1_measured"] <= cov["scored"] / cov["problems"]
+    if cov["scored"]:
+        assert 0 < top1["mean"] <= top8["mean"] <= 1.0
 
 
 def test_validate_scores_the_shipped_model_on_held_out_problems(model_dir, tmp_path):
@@ -189,6 +209,16 @@ def test_validate_scores_the_shipped_model_on_held_out_problems(model_dir, tmp_p
 
     held_out = [(3, 5120, 5120), (700, 13824, 5120), (4000, 3584, 18944)]
     rows = synthetic_rows(held_out, seed=7)
+    # the tutorial's configs measured on the second problem only, the fastest at half the best
+    tut = baselines.tutorial_ids("bf16")
+    rows = [r for r in rows if r["config_id"] not in tut]
+    second = [r for r in rows if r["m"] == 700]
+    best = max(r["tflops"] for r in second)
+    valid = baselines.tutorial_valid_ids(GemmProblem(700, 13824, 5120), HW)
+    for i, cid in enumerate(valid):
+        t = best * 0.5 / (i + 1)
+        rows.append({**second[0], **config_fields(KernelConfig.from_id(cid)), "tflops": t,
+                     "time_ms": GemmProblem(700, 13824, 5120).flops / (t * 1e9)})
     rows.append({**rows[0], "config_id": "gemm.ptr.m16n16k16.g1.w1.s1", "tflops": 1e6,
                  "time_ms": 1e-9})  # unknown to the model, fastest: the oracle, never the pick
     for r in rows:
@@ -205,6 +235,25 @@ def test_validate_scores_the_shipped_model_on_held_out_problems(model_dir, tmp_p
     assert 0 <= top1["ties_rate"] <= 1
     assert rep["methods"]["cuBLAS alone"]["problems"] == 3
     assert json.loads((tmp_path / "report" / "validation.json").read_text())["problems"] == 3
+    t = rep["methods"][baselines.TUTORIAL]
+    assert t["problems"] == 1 and t["mean"] == pytest.approx(0.5)
+    assert t["coverage"]["all_valid_configs_measured"] == pytest.approx(1 / 3)
+    _check_nvmh(rep)
+    md = (tmp_path / "report" / "validation.md").read_text()
+    assert baselines.TUTORIAL in md and baselines.NVMH_TOP1 in md
+    assert (tmp_path / "report" / "efficiency_cdf.png").stat().st_size > 0
+
+
+def test_validate_reports_a_missing_nvmh_as_unavailable(model_dir, tmp_path, monkeypatch):
+    from tilepick.model.validate import validate
+
+    monkeypatch.setattr(nvmh, "module", lambda: None)
+    d = tmp_path / "val"
+    io.write_part(d, synthetic_rows([(700, 13824, 5120)], seed=3))
+    rep = validate(model_dir, [d], tmp_path / "report")
+    assert rep["methods"][baselines.NVMH_TOP1] is None
+    assert "not importable" in rep["unavailable"][baselines.NVMH_TOP8]
+    assert "unavailable" in (tmp_path / "report" / "validation.md").read_text()
 
 
 # -- search --------------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def register(app: typer.Typer) -> None:
             report = run_evaluate(data, model, out, log=lambda m: typer.echo(m, err=True))
         except (DataError, ModelError, ValueError) as exc:
             _fail(str(exc))
-        rows = {n: {k: m[k] for k in ("mean", "median", "p10", "min")}
+        rows = {n: {k: m[k] for k in ("mean", "median", "p10", "min")} if m else None
                 for n, m in report["methods"].items()}
         typer.echo(json.dumps({"out": out, "methods": rows}, indent=1))
 
@@ -166,7 +166,8 @@ def register(app: typer.Typer) -> None:
         except (DataError, ModelError, ValueError) as exc:
             _fail(str(exc))
         rows = {n: {k: m.get(k) for k in ("mean", "median", "p10", "min", "top1_accuracy",
-                                          "top5_hit_rate", "ties_rate") if m.get(k) is not None}
+                                          "top5_hit_rate", "ties_rate", "coverage")
+                    if m.get(k) is not None} if m else None
                 for n, m in report["methods"].items()}
         typer.echo(json.dumps({"out": out, "problems": report["problems"], "methods": rows},
                               indent=1))

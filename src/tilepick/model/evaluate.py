@@ -11,7 +11,9 @@ scoring model never saw. Methods, all judged by the winner's-curse rule of
 * ``best static config``: one global order of configs by mean efficiency over the training
   folds' problems (configs measured on >= 10% of them); on a test problem, its first
   measured config. ``best static Triton config`` is the same without cuBLAS;
-* ``cuBLAS alone``; ``oracle`` (100% by definition).
+* ``cuBLAS alone``; ``oracle`` (100% by definition);
+* the untrained baselines of :mod:`tilepick.model.baselines` (the Triton tutorial's configs
+  autotuned, nvMatmulHeuristics top-1 and top-8 benchmarked), with their coverage.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tilepick.model import cv, metrics
+from tilepick.model import baselines, cv, metrics
 from tilepick.model.artifacts import check_spec, read_json
 from tilepick.model.dataset import Dataset, load
 from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES
@@ -100,6 +102,10 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     has_cublas[ds.problem_index[is_cublas]] = True
     cublas_table = metrics.per_problem(ds.problem_index, ds.tflops, np.where(is_cublas, 1.0, 0.0))
     methods["cuBLAS alone"] = _method(ds, cublas_table[has_cublas[cublas_table["problem"]]])
+    extra, extra_effs = baselines.methods(
+        ds, lambda t, col: _method(ds, t, col),
+        model_table.set_index("problem")["efficiency"])
+    methods.update(extra)
     oracle = model_table.assign(efficiency=1.0, top1=True, best_rank=0)
     methods["oracle"] = _method(ds, oracle)
     pred = np.exp(scale_oof[ds.problem_index]) * Calibration.from_dict(
@@ -111,13 +117,12 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
         "rule": ("efficiency = measured TFLOP/s of the pick / best measured TFLOP/s of the "
                  "problem; only measured candidates are ranked (a pick the data did not "
                  "measure is replaced by the best-ranked measured candidate)"),
-        "methods": methods,
+        "methods": methods, "unavailable": baselines.unavailable(ds),
         "static_leaders": {"any": leaders, "triton": leaders_t},
         "cublas_measured_problems": int(has_cublas.sum()),
         "r2_log_time": res.summary.get("r2_log_time"),
         "r2_log_tflops": res.summary.get("r2_log_tflops"),
-        "todo": ["baseline: nvMatmulHeuristics top-1 / top-k mapped onto the Triton families",
-                 "baseline: the Triton tutorial's 8 autotune configs"],
+        "todo": [],
     }
     if out_dir is not None:
         from tilepick.model.report import write_report
@@ -138,6 +143,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
             ds.problem_index, ds.tflops, static_t)["efficiency"].to_numpy()
         tables["cuBLAS alone"] = cublas_table["efficiency"].to_numpy()[
             has_cublas[cublas_table["problem"]]]
+        tables.update(extra_effs)
         write_report(out, report, tables, measured=ds.tflops, predicted=pred, worst=worst)
         log(f"report written to {out}")
     return report

@@ -1,4 +1,6 @@
-"""The evaluation report: a markdown page and three small PNG plots (matplotlib, Agg)."""
+"""The evaluation report (a markdown page and three small PNG plots, matplotlib Agg) and the
+validation report (a markdown page and the efficiency CDF): one methods table and one CDF
+for both, so a method added to one shows in the other the same way."""
 
 from __future__ import annotations
 
@@ -11,31 +13,49 @@ def _pct(v) -> str:
     return "-" if v is None else f"{100 * v:.1f}%"
 
 
-def _plots(out: Path, tables: dict, measured, predicted, worst) -> list[str]:
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    files = []
+    return plt
 
-    def save(fig, name):
-        fig.tight_layout()
-        fig.savefig(out / name)
-        plt.close(fig)
-        files.append(name)
 
+def _save(out: Path, fig, name: str, files: list) -> None:
+    fig.tight_layout()
+    fig.savefig(out / name)
+    _pyplot().close(fig)
+    files.append(name)
+
+
+def efficiency_cdf(out: Path, tables: dict, title: str, files: list) -> None:
+    """One step curve per method; the legend gives each method's problem count, since a
+    baseline may be scored on fewer problems than the model (see its coverage)."""
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=90)
     for name, eff in tables.items():
         e = np.sort(np.asarray(eff))
-        ax.step(e, np.arange(1, len(e) + 1) / len(e), where="post", label=name, lw=1.2)
+        if e.size:
+            ax.step(e, np.arange(1, len(e) + 1) / len(e), where="post",
+                    label=f"{name} (n={e.size})", lw=1.2)
     ax.set_xlabel("efficiency (pick / best measured)")
     ax.set_ylabel("fraction of problems <= x")
     ax.set_xlim(0.3, 1.01)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left")
-    ax.set_title("Efficiency CDF (out-of-fold)", fontsize=10)
-    save(fig, "efficiency_cdf.png")
+    ax.set_title(title, fontsize=10)
+    _save(out, fig, "efficiency_cdf.png", files)
+
+
+def _plots(out: Path, tables: dict, measured, predicted, worst) -> list[str]:
+    plt = _pyplot()
+    files: list[str] = []
+
+    def save(fig, name):
+        _save(out, fig, name, files)
+
+    efficiency_cdf(out, tables, "Efficiency CDF (out-of-fold)", files)
 
     fig, ax = plt.subplots(figsize=(4.8, 4.4), dpi=90)
     ok = np.isfinite(predicted) & (predicted > 0)
@@ -69,21 +89,7 @@ def write_report(out: Path, report: dict, tables: dict, measured, predicted, wor
              f"{report['folds']}-fold GroupKFold by shape (M, N, K); every number is out of fold.",
              "", f"Rule: {report['rule']}.", "",
              f"Ranking as shipped: cascade {report['cascade']}.", "",
-             "| method | mean | median | P10 | min | top-1 acc. | top-5 hit |",
-             "|---|---|---|---|---|---|---|"]
-    for name, m in report["methods"].items():
-        lines.append(f"| {name} | {_pct(m['mean'])} | {_pct(m['median'])} | {_pct(m['p10'])} "
-                     f"| {_pct(m['min'])} | {_pct(m.get('top1_accuracy'))} "
-                     f"| {_pct(m.get('top5_hit_rate'))} |")
-    slices = list(report["methods"]["model top-1"].get("by_m", {}))
-    lines += ["", "Mean efficiency (P10) by M:", "",
-              "| method | " + " | ".join(slices) + " |",
-              "|---|" + "---|" * len(slices)]
-    for name, m in report["methods"].items():
-        by = m.get("by_m", {})
-        cells = [f"{_pct(by[s]['mean'])} ({_pct(by[s]['p10'])})" if s in by else "-"
-                 for s in slices]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+             ] + methods_lines(report["methods"], report.get("unavailable", {}))
     counts = {s: v["problems"] for s, v in report["methods"]["model top-1"].get("by_m", {}).items()}
     lines += ["", f"Problems per slice: {counts}.", "",
               f"R2 of log time (predicted TFLOP/s, every candidate): "
@@ -98,5 +104,59 @@ def write_report(out: Path, report: dict, tables: dict, measured, predicted, wor
         lines.append(f"| {r['problem_key']} | {_pct(r['efficiency'])} | {r['pick']} "
                      f"| {r['best']} |")
     lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
-    lines += ["", "## TODO", ""] + [f"- {t} (not run in this pass)" for t in report["todo"]]
+    if report.get("todo"):
+        lines += ["", "## TODO", ""] + [f"- {t} (not run in this pass)" for t in report["todo"]]
     (out / "report.md").write_text("\n".join(lines) + "\n")
+
+
+def _coverage(cov: dict) -> str:
+    text = f"scored on {cov['scored']} of {cov['problems']} problems"
+    if cov["scored"] == 0:
+        text += " (none of its configs was measured for any problem)"
+    if "top1_measured" in cov:
+        text += f"; its top-1 itself was measured on {_pct(cov['top1_measured'])}"
+    if "model_top1_mean_same_problems" in cov:
+        text += (f"; model top-1 on the same problems: "
+                 f"{_pct(cov['model_top1_mean_same_problems'])} mean")
+    return text
+
+
+def methods_lines(methods: dict, unavailable: dict) -> list[str]:
+    """The methods table, the mean (P10) by M slice, and each baseline's coverage."""
+    lines = ["| method | mean | median | P10 | min | top-1 acc. | top-5 hit |",
+             "|---|---|---|---|---|---|---|"]
+    for name, m in methods.items():
+        if m is None:
+            lines.append(f"| {name} | unavailable | | | | | |")
+            continue
+        lines.append(f"| {name} | {_pct(m['mean'])} | {_pct(m['median'])} | {_pct(m['p10'])} "
+                     f"| {_pct(m['min'])} | {_pct(m.get('top1_accuracy'))} "
+                     f"| {_pct(m.get('top5_hit_rate'))} |")
+    slices = list(methods["model top-1"].get("by_m", {}))
+    lines += ["", "Mean efficiency (P10) by M:", "",
+              "| method | " + " | ".join(slices) + " |",
+              "|---|" + "---|" * len(slices)]
+    for name, m in methods.items():
+        by = (m or {}).get("by_m", {})
+        cells = [f"{_pct(by[s]['mean'])} ({_pct(by[s]['p10'])})" if s in by else "-"
+                 for s in slices]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    notes = [f"- {name}: {_coverage(m['coverage'])}." for name, m in methods.items()
+             if m is not None and "coverage" in m]
+    notes += [f"- {name}: unavailable ({why})." for name, why in unavailable.items()]
+    if notes:
+        lines += ["", "Baseline coverage (a problem none of whose candidates was measured is "
+                  "left out of that baseline's numbers):", ""] + notes
+    return lines
+
+
+def write_validation_report(out: Path, report: dict, tables: dict) -> None:
+    """validation.md and its efficiency CDF."""
+    files: list[str] = []
+    efficiency_cdf(out, tables, "Efficiency CDF (held-out validation)", files)
+    lines = [f"# Validation of {report['model']}", "",
+             f"{report['problems']} held-out problems, {report['rows']} measured rows "
+             f"(every valid config measured).", "", f"Rule: {report['rule']}.", ""]
+    lines += methods_lines(report["methods"], report.get("unavailable", {}))
+    lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
+    (out / "validation.md").write_text("\n".join(lines) + "\n")

@@ -7,6 +7,8 @@ oracle is not a winner's-curse outlier). Rules are the ones of :mod:`tilepick.mo
 the pick is the model's best-ranked *measured* candidate; a config the model does not know is
 never picked but still counts for the oracle. A pick inside the noise band of the best (its
 re-timed median within the larger of the two candidates' round-to-round spreads) is a tie.
+The untrained baselines of :mod:`tilepick.model.baselines` are scored beside the model, and
+the report (validation.json, validation.md, efficiency_cdf.png) shows them side by side.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tilepick.model import metrics
+from tilepick.model import baselines, metrics
 from tilepick.model.dataset import load
 from tilepick.problem import GemmProblem
 
@@ -70,6 +72,8 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
     has[ds.problem_index[is_cublas]] = True
     methods["cuBLAS alone"] = summary(cublas[has[cublas["problem"]]])
     methods["cuBLAS alone"]["top5_hit_rate"] = None  # one candidate: no ranking to hit
+    extra, extra_effs = baselines.methods(ds, summary, table["efficiency"])
+    methods.update(extra)
     layouts = ds.frame["layout"].to_numpy()[ds.starts]
     by_layout = {lay: metrics.summarize(table["efficiency"].to_numpy()[layouts == lay])
                  for lay in sorted(set(layouts))}
@@ -79,7 +83,8 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
         "problems": ds.n_problems, "rows": len(ds), "model_layouts": list(pred.layouts),
         "rule": ("efficiency = re-timed TFLOP/s of the model's best-ranked measured candidate / "
                  "the best measured; ties = pick within the re-timing noise band of the best"),
-        "methods": methods, "model_top1_by_layout": by_layout,
+        "methods": methods, "unavailable": baselines.unavailable(ds),
+        "model_top1_by_layout": by_layout,
         "worst": [{"problem": ds.problem_keys[p], "pick": ds.config_ids[r],
                    "efficiency": float(e)}
                   for p, r, e in zip(worst["problem"], worst["pick_row"], worst["efficiency"])],
@@ -88,4 +93,10 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "validation.json").write_text(json.dumps(report, indent=1) + "\n")
+        from tilepick.model.report import write_validation_report
+
+        effs = {"model top-1": table["efficiency"].to_numpy(),
+                "model top-4 benchmarked": table["top4_efficiency"].to_numpy(),
+                "cuBLAS alone": cublas["efficiency"].to_numpy()[has[cublas["problem"]]]}
+        write_validation_report(out, report, effs | extra_effs)
     return report
