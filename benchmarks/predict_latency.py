@@ -102,8 +102,8 @@ def main() -> None:
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"model {out['model']} ({out['catalog']} catalog, {out['cascade']}): load {out['load_s']} s, first call (table build) "
-              f"{out['first_call_s']} s, median {out['candidates_median']} candidates; "
+        print(f"model {out['model']} ({out['catalog']} catalog, cascade {out['cascade']}): "
+              f"load {out['load_s']} s, first call (table build) {out['first_call_s']} s, median {out['candidates_median']} candidates; "
               f"machine state: {out['numpy_op_ns']} ns per small numpy op")
         for key in ("new_problem", "repeated_problem"):
             s = out[key]
