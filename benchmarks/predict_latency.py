@@ -1,7 +1,11 @@
 """Latency of Predictor.rank on this CPU: a new problem (candidates, features, cascade,
 uncertainty) and a repeated one (the memoised ranking).
 
-    python benchmarks/predict_latency.py [--model DIR] [--problems 300] [--seed 0] [--json]
+    python benchmarks/predict_latency.py [--model DIR] [--catalog trained|space]
+        [--stage2-top N] [--problems 300] [--seed 0] [--json]
+
+``--catalog`` / ``--stage2-top`` override the model's predictor.json (``--catalog`` alone uses
+that catalog's default cascade, ``CascadeSettings.for_catalog``).
 
 New problems are distinct random shapes (log-uniform M, N, K); each is ranked once, after one
 warm-up problem that builds the cached candidate table. Repeated: the same shapes again.
@@ -22,6 +26,7 @@ import time
 import numpy as np
 
 from tilepick.model import Predictor
+from tilepick.model.ranking import CascadeSettings
 from tilepick.problem import GemmProblem
 
 
@@ -55,6 +60,9 @@ def numpy_op_ns() -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None, help="model directory (default: the shipped one)")
+    ap.add_argument("--catalog", choices=("trained", "space"), default=None,
+                    help="rank this catalog instead of the model's")
+    ap.add_argument("--stage2-top", type=int, default=None, help="override the cascade's")
     ap.add_argument("--problems", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true")
@@ -62,6 +70,13 @@ def main() -> None:
 
     t0 = time.perf_counter()
     pred = Predictor.load(model_dir=args.model)
+    if args.catalog or args.stage2_top:
+        cascade = (CascadeSettings.for_catalog(args.catalog) if args.catalog
+                   else pred.cascade).to_dict()
+        if args.stage2_top:
+            cascade["stage2_top"] = args.stage2_top
+        pred = Predictor(pred.model_dir, hw=pred.hw, catalog=args.catalog,
+                         cascade=CascadeSettings(**cascade))
     load_s = time.perf_counter() - t0
     problems = shapes(args.problems + 1, args.seed)
     t0 = time.perf_counter()
@@ -78,7 +93,8 @@ def main() -> None:
         t = time.perf_counter()
         pred.rank(p)
         again.append(time.perf_counter() - t)
-    out = {"model": pred.name, "machine": platform.processor() or platform.machine(),
+    out = {"model": pred.name, "catalog": pred.catalog, "cascade": pred.cascade.to_dict(),
+           "machine": platform.processor() or platform.machine(),
            "numpy_op_ns": numpy_op_ns(),
            "load_s": round(load_s, 3), "first_call_s": round(first_s, 3),
            "candidates_median": int(np.median(candidates)),
@@ -86,8 +102,8 @@ def main() -> None:
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"model {out['model']}: load {out['load_s']} s, first call (table build) "
-              f"{out['first_call_s']} s, median {out['candidates_median']} candidates; "
+        print(f"model {out['model']} ({out['catalog']} catalog, cascade {out['cascade']}): "
+              f"load {out['load_s']} s, first call (table build) {out['first_call_s']} s, median {out['candidates_median']} candidates; "
               f"machine state: {out['numpy_op_ns']} ns per small numpy op")
         for key in ("new_problem", "repeated_problem"):
             s = out[key]

@@ -2,6 +2,7 @@
 order, and clear errors for bad input."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,42 @@ def test_predict_top_layout_arch_and_model_dir(runner):
     assert len(obj["ranked"]) == 3
     check_result(obj, GemmProblem(1, 8192, 1000))
 
+
+
+def test_shipped_model_ranks_its_trained_catalog():
+    from tilepick.model import Predictor
+
+    pred = Predictor(MODEL)
+    meta = json.loads((MODEL / "predictor.json").read_text())
+    if isinstance(meta["catalog"], list):          # version 1: the trained catalog, listed
+        assert pred.catalog == "trained" and pred.trained_configs == tuple(meta["catalog"])
+    else:
+        assert pred.catalog == meta["catalog"]
+    assert "gemm.cublas" in pred.trained_configs
+
+
+@pytest.mark.parametrize("m, n, k, layout", [(128, 4096, 4096, "rr"), (1, 8191, 999, "rc")])
+def test_predict_json_contract_with_the_whole_space(runner, tmp_path, m, n, k, layout):
+    """The shipped model switched to the space catalog: the same JSON, every valid config
+    ranked, configs its data never measured among them."""
+    from tilepick.model.ranking import CascadeSettings
+
+    model = tmp_path / MODEL.name
+    shutil.copytree(MODEL, model, ignore=shutil.ignore_patterns("report", "validation"))
+    meta = json.loads((model / "predictor.json").read_text())
+    trained = meta["catalog"] if isinstance(meta["catalog"], list) else meta["trained_configs"]
+    meta.update(version=2, catalog="space", trained_configs=trained,
+                cascade=CascadeSettings.for_catalog("space").to_dict())
+    (model / "predictor.json").write_text(json.dumps(meta))
+    res = invoke(runner, "predict", "--m", m, "--n", n, "--k", k, "--layout", layout,
+                 "--model", model, "--json")
+    assert res.exit_code == 0, res.output
+    obj = json.loads(res.stdout)
+    problem = GemmProblem(m, n, k, layout=layout)
+    check_result(obj, problem)
+    ids = [r["config_id"] for r in obj["ranked"]]
+    assert sorted(ids) == sorted(c.id for c in solvers.applicable_configs(problem, HW))
+    assert set(ids) - set(trained)
 
 def test_predict_table_output(runner):
     res = invoke(runner, "predict", "--m", 64, "--n", 64, "--k", 64)

@@ -112,6 +112,9 @@ def register(app: typer.Typer) -> None:
                                             help="auto | log1p | normalized | lambdarank"),
               folds: int = typer.Option(5, "--folds"), seed: int = typer.Option(0, "--seed"),
               rounds: Optional[int] = typer.Option(None, "--rounds", help="boosting rounds"),
+              catalog: Optional[str] = typer.Option(
+                  None, "--catalog", help="what the model ranks: trained (the configs the data "
+                  "measured; the default) | space (every config of the declared spaces)"),
               warm_start: bool = typer.Option(False, "--warm-start",
                                               help="continue the model in --out with this data")):
         """Train and compare objectives on shape-grouped folds; write the best model."""
@@ -122,9 +125,10 @@ def register(app: typer.Typer) -> None:
 
         if objective != "auto" and objective not in OBJECTIVES:
             _fail(f"unknown objective {objective!r}: auto, {', '.join(OBJECTIVES)}")
-        opts = TrainOptions(objective=objective, folds=folds, seed=seed,
-                            rounds=rounds or NUM_ROUNDS, warm_start=warm_start)
         try:
+            opts = TrainOptions(objective=objective, folds=folds, seed=seed,
+                                rounds=rounds or NUM_ROUNDS, warm_start=warm_start,
+                                **({"catalog": catalog} if catalog else {}))
             result = run_train(data, dtype, arch, out, opts,
                                log=lambda m: typer.echo(m, err=True))
         except (DataError, ModelError, ValueError) as exc:

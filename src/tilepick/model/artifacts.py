@@ -7,8 +7,9 @@ Files:
   the cross-validation fold models (their first ``uncertainty_trees`` trees; their spread is
   the uncertainty) and, last, the
   problem-level model of the best TFLOP/s (see :mod:`.scale`): one call on the hot path.
-* ``predictor.json``: how the Predictor uses them: objective, cascade, calibration, the
-  catalog of configs it ranks, the layouts it was trained on.
+* ``predictor.json``: how the Predictor uses them: objective, cascade, calibration, which
+  catalog of configs it ranks (see :func:`catalog_of`), the configs its training data
+  measured, the layouts it was trained on.
 * ``feature_spec.json``: ordered feature names, kinds, encodings and schema version.
 * ``manifest.json``: data files with sha256, parameters, versions, commit, date, counts.
 * ``cv_metrics.json``, ``feature_importance.json``: the evidence.
@@ -31,7 +32,13 @@ from tilepick.model.booster import pack, read_model_text, write_model_text
 MODEL_FILE = "model.txt.gz"
 ENSEMBLE_FILE = "ensemble.txt.gz"
 MAX_MODEL_BYTES = 10 * 2**20
-PREDICTOR_VERSION = 1
+PREDICTOR_VERSION = 2   # 2: "catalog" names the pool ("trained" | "space"); 1 listed it
+
+# What the Predictor ranks for a problem (before the per-problem validity rules):
+# "trained": the configs its training data measured (its ``trained_configs``);
+# "space": every config of every family's declared space (config.SPACES) and cuBLAS.
+CATALOGS = ("trained", "space")
+DEFAULT_CATALOG = "trained"
 
 
 class ModelError(ValueError):
@@ -70,6 +77,30 @@ def read_json(path: Path) -> dict:
         raise ModelError(f"{path} is not valid JSON: {exc}") from None
 
 
+def catalog_of(meta: dict) -> tuple[str, tuple[str, ...]]:
+    """(catalog, trained config ids) of a predictor.json.
+
+    Version 1 files list the trained configs under ``catalog`` (they rank only those);
+    version 2 files name the catalog and list the trained configs under ``trained_configs``.
+    """
+    cat = meta.get("catalog")
+    if isinstance(cat, list):
+        return "trained", tuple(cat)
+    if cat not in CATALOGS:
+        raise ModelError(f"predictor.json names catalog {cat!r}; known: {list(CATALOGS)}")
+    trained = tuple(meta.get("trained_configs", ()))
+    if cat == "trained" and not trained:
+        raise ModelError("predictor.json: catalog 'trained' without trained_configs")
+    return cat, trained
+
+
+def check_version(meta: dict, where) -> None:
+    version = meta.get("version", 1)
+    if not isinstance(version, int) or version > PREDICTOR_VERSION:
+        raise ModelError(f"{where}: predictor.json version {version!r} is newer than this "
+                         f"tilepick reads ({PREDICTOR_VERSION}); upgrade tilepick")
+
+
 def check_spec(model_dir: Path) -> FeatureSpec:
     """The saved spec, checked against the code's (FeatureSchemaError naming the mismatch)."""
     saved = FeatureSpec.from_dict(read_json(Path(model_dir) / "feature_spec.json"))
@@ -95,8 +126,9 @@ def _write_booster(booster: lgb.Booster, path: Path) -> int:
     return size
 
 
-def write(out, *, final, fold_models, scale, objective, opts, ds, catalog, layouts,
+def write(out, *, final, fold_models, scale, objective, opts, ds, trained_configs, layouts,
           calibration, cv_metrics, importance, previous, train_s) -> Path:
+    from tilepick.features import space_configs
     from tilepick.provenance import collect
 
     out = Path(out)
@@ -114,7 +146,7 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, catalog, layou
         "ensemble": {"fold_models": len(fold_models), "scale_column": len(fold_models),
                      "fold_trees": opts.cascade.uncertainty_trees,
                      "scale_target": "log of the best measured TFLOP/s of the problem"},
-        "catalog": list(catalog)})
+        "catalog": opts.catalog, "trained_configs": list(trained_configs)})
     _write_json(out / "feature_spec.json", current_spec().to_dict())
     prov = collect()
     data_files = list(ds.files)
@@ -126,7 +158,10 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, catalog, layou
         "versions": {"tilepick": prov.get("tilepick_version"), "lightgbm": lgb.__version__,
                      "python": prov.get("python_version")},
         "arch": ds.hw.arch, "dtype": dtype, "data": data_files,
-        "rows": len(ds), "problems": ds.n_problems, "configs_in_catalog": len(catalog),
+        "rows": len(ds), "problems": ds.n_problems, "catalog": opts.catalog,
+        "configs_in_catalog": (len(trained_configs) if opts.catalog == "trained"
+                               else len(space_configs())),
+        "configs_in_training_data": len(trained_configs),
         "parameters": {"lightgbm": _lgb_params(objective, opts), "rounds": opts.rounds,
                        "retimed_weight": opts.retimed_weight, "folds": opts.folds,
                        "seed": opts.seed, "cascade": opts.cascade.to_dict()},
@@ -170,7 +205,7 @@ class Previous:
 
     booster: lgb.Booster
     objective: str
-    catalog: list
+    trained_configs: list
     layouts: list
     manifest: dict
     model_sha256: str
@@ -182,9 +217,11 @@ def load_previous(out, dtype: str, arch: str) -> Previous | None:
         raise ModelError(f"--warm-start needs an existing model in {out} ({MODEL_FILE} missing)")
     check_spec(out)
     pred = read_json(out / "predictor.json")
+    check_version(pred, out)
     if pred.get("dtype") != dtype or pred.get("arch") != arch:
         raise ModelError(f"{out} holds a {pred.get('dtype')}/{pred.get('arch')} model, "
                          f"not {dtype}/{arch}")
     booster = lgb.Booster(model_str=read_model_text(out / MODEL_FILE))
-    return Previous(booster, pred["objective"], pred.get("catalog", []), pred.get("layouts", []),
-                    read_json(out / "manifest.json"), _sha256(out / MODEL_FILE))
+    return Previous(booster, pred["objective"], list(catalog_of(pred)[1]),
+                    pred.get("layouts", []), read_json(out / "manifest.json"),
+                    _sha256(out / MODEL_FILE))

@@ -2,10 +2,13 @@
 
 Ranking of a new problem (see :mod:`.ranking` for why a cascade):
 
-1. candidates: the model's catalog (the configs its training data measured) filtered by the
-   solvers' validity rules for the problem, vectorised (:mod:`tilepick.features.candidates`);
-   ``gemm.cublas`` is in the catalog, so always a candidate where cuBLAS applies;
-2. features of every candidate (config-only columns cached per catalog);
+1. candidates: the model's catalog filtered by the solvers' validity rules for the problem,
+   vectorised (:mod:`tilepick.features.candidates`). The catalog (predictor.json, chosen at
+   train time) is ``trained``, the configs its training data measured, or ``space``, every
+   config of every family's declared space (config.SPACES); ``gemm.cublas`` is in both, so
+   always a candidate where cuBLAS applies;
+2. features of every candidate (config-only columns cached per catalog: the ``space`` table is
+   shared by every model and the surrogate search);
 3. the first trees score every candidate; all trees score the best ``stage2_top``;
 4. predicted TFLOP/s = problem-level best-speed model x calibrated fraction of the best;
 5. uncertainty of the best ``uncertainty_top``: the standard deviation, across the
@@ -27,8 +30,9 @@ import numpy as np
 
 from tilepick.features import candidate_table
 from tilepick.hardware import HardwareProfile, current, profile
-from tilepick.model.artifacts import (ENSEMBLE_FILE, MODEL_FILE, ModelError, check_spec,
-                                      find_model_dir, read_json)
+from tilepick.model.artifacts import (CATALOGS, ENSEMBLE_FILE, MODEL_FILE, ModelError,
+                                      catalog_of, check_spec, check_version, find_model_dir,
+                                      read_json)
 from tilepick.model.booster import FastBooster
 from tilepick.model.ranking import CascadeSettings, Calibration
 from tilepick.problem import GemmProblem
@@ -48,18 +52,28 @@ class Predictor:
     """Ranks candidate configs of GEMM problems with one shipped model."""
 
     def __init__(self, model_dir: str | Path, hw: HardwareProfile | None = None,
-                 strict: bool = True):
+                 strict: bool = True, catalog: str | None = None,
+                 cascade: CascadeSettings | None = None):
+        """``catalog`` and ``cascade`` override predictor.json's (for comparisons: the cascade
+        stored with a model was chosen for its own catalog)."""
         self.model_dir = Path(model_dir)
         if not (self.model_dir / MODEL_FILE).is_file():
             raise ModelError(f"{self.model_dir} has no {MODEL_FILE}")
         check_spec(self.model_dir)
         meta = read_json(self.model_dir / "predictor.json")
+        check_version(meta, self.model_dir)
         self.meta = meta
         self.op, self.dtype, self.arch = meta["op"], meta["dtype"], meta["arch"]
         self.objective = meta["objective"]
         self.layouts = tuple(meta["layouts"])
-        self.catalog = tuple(meta["catalog"])
-        self.cascade = CascadeSettings(**meta["cascade"])
+        self.catalog, self.trained_configs = catalog_of(meta)
+        if catalog is not None:
+            if catalog not in CATALOGS:
+                raise ModelError(f"unknown catalog {catalog!r}: {', '.join(CATALOGS)}")
+            if catalog == "trained" and not self.trained_configs:
+                raise ModelError(f"model {self.name} lists no trained configs")
+            self.catalog = catalog
+        self.cascade = cascade or CascadeSettings(**meta["cascade"])
         self.cal_stage1 = Calibration.from_dict(meta["calibration"]["stage1"])
         self.cal_full = Calibration.from_dict(meta["calibration"]["full"])
         self.hw = hw or profile(self.arch)
@@ -68,7 +82,12 @@ class Predictor:
         self.ensemble = FastBooster.load(self.model_dir / ENSEMBLE_FILE)
         self.n_folds = int(meta["ensemble"]["fold_models"])
         self.scale_column = int(meta["ensemble"]["scale_column"])
-        self._pool_key = f"{self.model_dir.resolve()}:{len(self.catalog)}"
+        # the candidate pool: None = the whole space (one table shared by every user)
+        if self.catalog == "space":
+            self._pool_ids, self._pool_key = None, None
+        else:
+            self._pool_ids = self.trained_configs
+            self._pool_key = f"{self.model_dir.resolve()}:{len(self.trained_configs)}"
         self._memo: dict = {}
         self._tables: dict = {}
         self._lock = threading.Lock()
@@ -123,7 +142,7 @@ class Predictor:
     def _table(self, problem: GemmProblem):
         table = self._tables.get(problem.layout)
         if table is None:
-            table = candidate_table(problem, self.hw, self.catalog, pool_key=self._pool_key)
+            table = candidate_table(problem, self.hw, self._pool_ids, pool_key=self._pool_key)
             self._tables[problem.layout] = table
         return table
 

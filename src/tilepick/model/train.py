@@ -4,6 +4,11 @@ What is compared (cv_metrics.json): for each objective, out-of-fold selection me
 ranking that ships (the cascade, see :mod:`tilepick.model.ranking`) and of the full model,
 and the R2 of log time of its predicted speed. The objective with the highest mean efficiency
 (then P10) becomes the default unless one is named.
+
+``catalog`` (written to predictor.json) says what the Predictor ranks: ``trained``, the configs
+the training data measured, or ``space``, every config of config.SPACES (the features describe
+configs by their parameters, so the model scores configs it never saw measured). Out-of-fold
+metrics rank measured candidates only, so they are the same for both.
 """
 
 from __future__ import annotations
@@ -32,10 +37,17 @@ class TrainOptions:
     rounds: int = NUM_ROUNDS
     params: dict = field(default_factory=dict)
     retimed_weight: float = 2.0
-    cascade: CascadeSettings = field(default_factory=CascadeSettings)
+    catalog: str = artifacts.DEFAULT_CATALOG
+    cascade: CascadeSettings | None = None   # None: CascadeSettings.for_catalog(catalog)
     warm_start: bool = False
     warm_rounds: int = 10
     keep_fold_models: int = 5   # fold models saved for the uncertainty ensemble
+
+    def __post_init__(self):
+        if self.catalog not in artifacts.CATALOGS:
+            raise ValueError(f"unknown catalog {self.catalog!r}: {', '.join(artifacts.CATALOGS)}")
+        if self.cascade is None:
+            self.cascade = CascadeSettings.for_catalog(self.catalog)
 
 
 @dataclass
@@ -153,7 +165,7 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
     else:
         final = cv.fit(ds, obj, opts.params, opts.rounds, opts.retimed_weight)
     scale = fit_scale(ds)
-    catalog = sorted(set(ds.config_ids) | (set(previous.catalog) if previous else set()))
+    trained = sorted(set(ds.config_ids) | (set(previous.trained_configs) if previous else set()))
     layouts = sorted(set(ds.frame["layout"]) | (set(previous.layouts) if previous else set()))
     cv_metrics = {
         "evaluation": {
@@ -171,7 +183,7 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
         "scale_model_r2_log_best": metrics.r2(np.log(ds.best[ds.starts]), scale_oof),
     }
     artifacts.write(out, final=final, fold_models=chosen.models[:opts.keep_fold_models],
-                    scale=scale, objective=default, opts=opts, ds=ds, catalog=catalog,
+                    scale=scale, objective=default, opts=opts, ds=ds, trained_configs=trained,
                     layouts=layouts, calibration=chosen.calibration, cv_metrics=cv_metrics,
                     importance=feature_importance(final), previous=previous,
                     train_s=time.perf_counter() - t_start)
