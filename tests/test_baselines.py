@@ -3,6 +3,7 @@ nvMatmulHeuristics' configs, layouts and precisions onto tilepick's space (hand-
 
 import pytest
 
+from tilepick import config
 from tilepick.config import KernelConfig
 from tilepick.model import baselines, nvmh
 from tilepick.model.nvmh import NvmhConfig
@@ -11,15 +12,15 @@ from tilepick.solvers import SOLVERS
 
 
 def test_tutorial_configs_map_onto_the_pointer_space():
-    ids = baselines.tutorial_ids("bf16")
+    ids = config.tutorial_ids("bf16")
     assert ids == (
         "gemm.ptr.m128n256k64.g8.w8.s3", "gemm.ptr.m64n256k32.g8.w4.s4",
         "gemm.ptr.m128n128k32.g8.w4.s4", "gemm.ptr.m128n64k32.g8.w4.s4",
         "gemm.ptr.m64n128k32.g8.w4.s4", "gemm.ptr.m128n32k32.g8.w4.s4",
         # the tutorial's num_warps=2 is not in the space: the nearest declared value is 4
         "gemm.ptr.m64n32k32.g8.w4.s5", "gemm.ptr.m32n64k32.g8.w4.s5")
-    assert baselines.tutorial_ids("fp16") == ids
-    fp8 = baselines.tutorial_ids("fp8e4m3")
+    assert config.tutorial_ids("fp16") == ids
+    fp8 = config.tutorial_ids("fp8e4m3")
     assert len(fp8) == 8 and fp8[0] == "gemm.ptr.m128n256k128.g8.w8.s3"
     for dtype, table in (("bf16", ids), ("fp8e4m3", fp8)):   # all valid for a large problem
         valid = set(SOLVERS["gemm.ptr"].configs(GemmProblem(4096, 4096, 4096, dtype=dtype)))
@@ -36,7 +37,7 @@ def test_tutorial_candidates_follow_the_validity_rules(hw):
 
 
 def test_nearest_in_space_snaps_each_parameter():
-    c = baselines.nearest_in_space("gemm.tma", block_m=32, block_n=100, block_k=512,
+    c = config.nearest_in_space("gemm.tma", block_m=32, block_n=100, block_k=512,
                                    group_m=4, num_warps=2, num_stages=8, split_k=1)
     assert c.id == "gemm.tma.m64n128k128.g8.w4.s6"   # group 4: log2 distance 1 to 8, 2 to 1
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tilepick import solvers
+from tilepick import config, solvers
 from tilepick.config import KernelConfig
 from tilepick.data import io
 from tilepick.data.schema import config_fields, problem_fields
@@ -210,7 +210,7 @@ def test_validate_scores_the_shipped_model_on_held_out_problems(model_dir, tmp_p
     held_out = [(3, 5120, 5120), (700, 13824, 5120), (4000, 3584, 18944)]
     rows = synthetic_rows(held_out, seed=7)
     # the tutorial's configs measured on the second problem only, the fastest at half the best
-    tut = baselines.tutorial_ids("bf16")
+    tut = config.tutorial_ids("bf16")
     rows = [r for r in rows if r["config_id"] not in tut]
     second = [r for r in rows if r["m"] == 700]
     best = max(r["tflops"] for r in second)

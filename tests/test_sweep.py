@@ -66,6 +66,24 @@ def test_sample_configs_keeps_every_family_and_is_deterministic():
     assert all(not c.is_vendor for c in everything)
 
 
+def test_sample_configs_always_adds_the_tutorial_configs():
+    """The Triton tutorial's configs (both lists, as gemm.ptr ids) come on top of the sample,
+    whatever the pool, so the tutorial baseline has its data in every sweep."""
+    from tilepick.bench.sweep import ALWAYS
+
+    p = GemmProblem(512, 512, 512, dtype="bf16")
+    valid_tutorial = {c.id for c in solvers.applicable_configs(p) if c.id in ALWAYS}
+    assert valid_tutorial and valid_tutorial <= set(cfg.tutorial_ids("bf16")) | set(
+        cfg.tutorial_ids("fp8e4m3"))
+    chosen = sample_configs(p, 10, random.Random(0))
+    ids = {c.id for c in chosen}
+    assert valid_tutorial <= ids
+    assert len(chosen) == 10 + len(valid_tutorial) and len(ids) == len(chosen)
+    assert chosen == sorted(chosen)
+    # a pool outside the tutorial's configs (here: empty) still measures them
+    assert {c.id for c in sample_configs(p, 10, random.Random(0), pool=set())} == valid_tutorial
+
+
 def test_sample_configs_family_filter():
     chosen = sample_configs(WIDE, 4, random.Random(0), families=["gemm.ptr", "gemm.splitk"])
     assert len(chosen) == 4

@@ -9,6 +9,7 @@ libraries (``gemm.cublas``), round-trips through :meth:`KernelConfig.from_id`.
 from __future__ import annotations
 
 import functools
+import math
 import itertools
 import re
 from dataclasses import dataclass
@@ -141,3 +142,39 @@ def _space(family: str) -> tuple[KernelConfig, ...]:
 def space(family: str) -> list[KernelConfig]:
     """Every config the family declares (before the per-problem validity rules)."""
     return list(_space(family))
+
+
+def nearest_in_space(family: str, **params) -> KernelConfig:
+    """Each parameter snapped to the nearest value the family declares (log2 distance;
+    the smaller value on a tie): maps configs from other sources (the Triton tutorial,
+    nvMatmulHeuristics) onto the space."""
+    grid = SPACES[family]
+    snapped = {p: min(grid[p], key=lambda v: (abs(math.log2(v) - math.log2(params[p])), v))
+               for p in PARAM_NAMES}
+    return KernelConfig(family, **snapped)
+
+
+# The CUDA autotune list of Triton's python/tutorials/03-matrix-multiplication.py
+# (get_cuda_autotune_config): (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_stages,
+# num_warps), GROUP_SIZE_M 8. Its kernel is a masked pointer GEMM, i.e. gemm.ptr. The first 8
+# serve fp16/bf16, the last 8 are marked "good for fp8 inputs". What users get from
+# triton.autotune today: a baseline of the evaluation, and always measured by the sweeps.
+TUTORIAL_FAMILY = "gemm.ptr"
+TUTORIAL_CONFIGS = ((128, 256, 64, 3, 8), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4),
+                    (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (128, 32, 32, 4, 4),
+                    (64, 32, 32, 5, 2), (32, 64, 32, 5, 2))
+TUTORIAL_FP8_CONFIGS = ((128, 256, 128, 3, 8), (256, 128, 128, 3, 8), (256, 64, 128, 4, 4),
+                        (64, 256, 128, 4, 4), (128, 128, 128, 4, 4), (128, 64, 64, 4, 4),
+                        (64, 128, 64, 4, 4), (128, 32, 64, 4, 4))
+
+
+@functools.lru_cache(maxsize=None)
+def tutorial_ids(dtype: str) -> tuple[str, ...]:
+    """The tutorial's 8 configs for a dtype as ``gemm.ptr`` config ids (``num_warps=2``,
+    which the space does not declare, maps to 4)."""
+    from tilepick.problem import DType
+
+    table = TUTORIAL_FP8_CONFIGS if DType.parse(dtype) is DType.FP8 else TUTORIAL_CONFIGS
+    return tuple(nearest_in_space(TUTORIAL_FAMILY, block_m=bm, block_n=bn, block_k=bk,
+                                  group_m=8, num_warps=w, num_stages=s, split_k=1).id
+                 for bm, bn, bk, s, w in table)

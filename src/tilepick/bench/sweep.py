@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tilepick import config as cfg
 from tilepick import solvers
 from tilepick.config import KernelConfig
 from tilepick.data import io
@@ -32,6 +33,7 @@ from tilepick.data.schema import config_fields, problem_fields
 from tilepick.problem import GemmProblem
 
 CUBLAS = KernelConfig("gemm.cublas")
+ALWAYS = frozenset(cfg.tutorial_ids("bf16") + cfg.tutorial_ids("fp8e4m3"))
 
 
 @dataclass
@@ -88,7 +90,6 @@ def config_pool(per_family: int | None, seed: int) -> set[str] | None:
     """A seeded subset of each family's declared space (None: no restriction)."""
     if per_family is None:
         return None
-    from tilepick import config as cfg
 
     rng = random.Random(seed)
     pool: set[str] = set()
@@ -103,11 +104,16 @@ def sample_configs(problem: GemmProblem, n: int | None, rng: random.Random,
                    pool: set[str] | None = None) -> list[KernelConfig]:
     """All valid Triton configs (of the pool, if any), or ``n`` of them drawn so that every
     applicable family keeps at least its share (n / families, and at least one: with fewer
-    than one config per family asked for, one per family is returned), the rest at random."""
+    than one config per family asked for, one per family is returned), the rest at random;
+    the valid configs of the Triton tutorial (``ALWAYS``) come on top of the ``n``."""
     cfgs = [c for c in solvers.applicable_configs(problem, families=families)
-            if not c.is_vendor and (pool is None or c.id in pool)]
-    if n is None or len(cfgs) <= n:
+            if not c.is_vendor and (pool is None or c.id in pool or c.id in ALWAYS)]
+    # the Triton tutorial's configs (what triton.autotune users run) are always measured, on
+    # top of the sample, so the evaluation's tutorial baseline has its data
+    always = [c for c in cfgs if c.id in ALWAYS]
+    if n is None or len(cfgs) <= n + len(always):
         return cfgs
+    cfgs = [c for c in cfgs if c.id not in ALWAYS]
     by_fam: dict[str, list[KernelConfig]] = {}
     for c in cfgs:
         by_fam.setdefault(c.family, []).append(c)
@@ -119,7 +125,7 @@ def sample_configs(problem: GemmProblem, n: int | None, rng: random.Random,
     taken = set(chosen)
     rest = [c for c in cfgs if c not in taken]
     chosen.extend(rng.sample(rest, max(0, min(n - len(chosen), len(rest)))))
-    return sorted(chosen)
+    return sorted(chosen + always)
 
 
 def _row(problem, config, prov, sweep_id, **m) -> dict:

@@ -29,42 +29,14 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from tilepick.config import PARAM_NAMES, SPACES, KernelConfig
+from tilepick.config import TUTORIAL_FAMILY, KernelConfig, nearest_in_space, tutorial_ids
 from tilepick.model import metrics, nvmh
-from tilepick.problem import DType, GemmProblem
+from tilepick.problem import GemmProblem
 from tilepick.solvers import SOLVERS
 
 TUTORIAL = "Triton tutorial's 8 configs autotuned"
 NVMH_TOP1 = "nvMatmulHeuristics top-1"
 NVMH_TOP8 = "nvMatmulHeuristics top-8 benchmarked"
-
-# (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_stages, num_warps); GROUP_SIZE_M is 8 in all.
-TUTORIAL_CONFIGS = ((128, 256, 64, 3, 8), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4),
-                    (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (128, 32, 32, 4, 4),
-                    (64, 32, 32, 5, 2), (32, 64, 32, 5, 2))
-TUTORIAL_FP8_CONFIGS = ((128, 256, 128, 3, 8), (256, 128, 128, 3, 8), (256, 64, 128, 4, 4),
-                        (64, 256, 128, 4, 4), (128, 128, 128, 4, 4), (128, 64, 64, 4, 4),
-                        (64, 128, 64, 4, 4), (128, 32, 64, 4, 4))
-TUTORIAL_FAMILY = "gemm.ptr"
-
-
-def nearest_in_space(family: str, **params) -> KernelConfig:
-    """Each parameter snapped to the nearest value the family declares (log2 distance;
-    the smaller value on a tie)."""
-    grid = SPACES[family]
-    snapped = {p: min(grid[p], key=lambda v: (abs(np.log2(v) - np.log2(params[p])), v))
-               for p in PARAM_NAMES}
-    return KernelConfig(family, **snapped)
-
-
-@functools.lru_cache(maxsize=None)
-def tutorial_ids(dtype: str) -> tuple[str, ...]:
-    """The tutorial's 8 configs for a dtype as ``gemm.ptr`` config ids."""
-    table = TUTORIAL_FP8_CONFIGS if DType.parse(dtype) is DType.FP8 else TUTORIAL_CONFIGS
-    return tuple(nearest_in_space(TUTORIAL_FAMILY, block_m=bm, block_n=bn, block_k=bk,
-                                  group_m=8, num_warps=w, num_stages=s, split_k=1).id
-                 for bm, bn, bk, s, w in table)
-
 
 def tutorial_valid_ids(problem: GemmProblem, hw) -> list[str]:
     solver = SOLVERS[TUTORIAL_FAMILY]
