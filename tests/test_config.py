@@ -379,3 +379,25 @@ def test_launch_plans(hw):
     assert pers.plan(big, pc).grid == (hw.sm_count,)
     tiny = GemmProblem(64, 128, 64)
     assert pers.plan(tiny, pc).grid == (1,)
+
+
+def test_fp8_wgmma_configs_invalid_past_the_accumulation_limit(hw):
+    """Measured on an H200: fp8 block_m >= 64 (wgmma) configs missed the tolerance with 512K
+    and 1M K per program; block_m 16/32 and enough split-K stay valid."""
+    from tilepick.solvers.triton_gemm import FP8_WGMMA_MAX_K
+
+    p = GemmProblem(64, 1, 1048576, dtype="fp8e4m3", layout="rc")
+    ids = {c.id for c in solvers.applicable_configs(p, hw)}
+    for cid in ("gemm.ptr.m64n16k32.g1.w4.s5", "gemm.splitk.m64n64k128.g8.w4.s4.sk2",
+                "gemm.tma_repack.m64n64k64.g8.w4.s3"):
+        assert cid not in ids
+        with pytest.raises(solvers.NotApplicableError, match="reduced-precision accumulator"):
+            solvers.SOLVERS[cid.split(".m")[0]].check(p, KernelConfig.from_id(cid), hw)
+    for cid in ("gemm.ptr.m32n16k64.g1.w4.s5", "gemm.splitk.m64n64k128.g8.w4.s3.sk16",
+                "gemm.splitk.m16n64k128.g8.w4.s4.sk2"):
+        assert cid in ids          # 1M / 16 = 64K per program; block_m 16: mma.sync
+    # the limit is K per program, and only fp8
+    at = GemmProblem(64, 1, FP8_WGMMA_MAX_K, dtype="fp8e4m3", layout="rc")
+    assert "gemm.ptr.m64n16k32.g1.w4.s5" in {c.id for c in solvers.applicable_configs(at, hw)}
+    bf16 = GemmProblem(64, 1, 1048576, dtype="bf16", layout="rc")
+    assert "gemm.ptr.m64n16k32.g1.w4.s5" in {c.id for c in solvers.applicable_configs(bf16, hw)}

@@ -192,6 +192,9 @@ MASK_PROBLEMS = [
     GemmProblem(256, 512, 1024, dtype="fp8e4m3", layout="rc"),
     GemmProblem(256, 512, 1024, dtype="fp8e4m3", layout="rr"),
     GemmProblem(48, 64, 80, dtype="fp16", layout="rc", lda=96, base_align=8),
+    # fp8 past the wgmma accumulation limit: block_m >= 64 only with enough split-K
+    GemmProblem(64, 1, 1048576, dtype="fp8e4m3", layout="rc"),
+    GemmProblem(1024, 16, 300000, dtype="fp8e4m3", layout="rc"),
 ]
 
 

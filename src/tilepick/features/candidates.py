@@ -33,8 +33,9 @@ from tilepick.features.columns import (CONFIG_INPUTS, FAMILY_CODES, Columns, con
 from tilepick.features.compute import FEATURE_NAMES, compute
 from tilepick.features.table import FEATURES
 from tilepick.hardware import HardwareProfile
-from tilepick.problem import GemmProblem, next_pow2
+from tilepick.problem import DType, GemmProblem, next_pow2
 from tilepick.solvers import SOLVERS
+from tilepick.solvers.triton_gemm import FP8_WGMMA_MAX_K, fp8_wgmma_k_too_long
 
 _CONFIG_FEATURES = tuple(f.name for f in FEATURES if f.kind == "config")
 _PER_PROBLEM = ("hardware", "problem")
@@ -159,6 +160,8 @@ class CandidateTable:
         p, hw = problem, self.hw
         ok = self._size_ok(next_pow2(p.m), next_pow2(p.n), next_pow2(p.k)) \
             & self._family_ok(p)[self.family_index]
+        if p.dtype is DType.FP8 and p.k > FP8_WGMMA_MAX_K:
+            ok &= ~fp8_wgmma_k_too_long(True, self._bm, np.ceil(p.k / self.config_inputs["split_k"]))
         s = self._split
         if len(s):  # split-K: no empty splits, and only while the output tiles leave SMs idle
             bm, bn, k_floor, _ = self._split_cfg

@@ -20,6 +20,18 @@ from tilepick.solvers.base import ConfigInvalidError, Solver
 MAX_ACC_REGS_PER_THREAD = 128
 # int32 offsets inside one matrix: larger matrices go to cuBLAS.
 MAX_MATRIX_ELEMS = 2**31 - 1
+# Hopper's fp8 wgmma (Triton uses it from block_m 64) accumulates with reduced precision: on
+# m64 n1 k1048576 (fp8 rc, H200, sweep e47b815fbf) every block_m 64 config missed the fp8
+# tolerance of 0.02 (0.0355 at 1M K per program, 0.0276 at 512K, 0.0168 at 256K) while
+# block_m 16/32 (mma.sync) gave 0.0017. Until the kernels promote partial sums to fp32 every
+# few K-blocks, such configs are invalid past this K per program.
+FP8_WGMMA_MAX_K = 1 << 18
+FP8_WGMMA_MIN_BLOCK_M = 64
+
+
+def fp8_wgmma_k_too_long(fp8, block_m, k_per_program):
+    """The rule above; vectorised use (numpy arrays) in features.candidates."""
+    return fp8 & (block_m >= FP8_WGMMA_MIN_BLOCK_M) & (k_per_program > FP8_WGMMA_MAX_K)
 
 
 def _as3d(t):
@@ -100,6 +112,10 @@ class TritonGemmSolver(Solver):
             return f"block_n={c.block_n} is larger than N={p.n} needs"
         if c.block_k > max(self.min_block_k, next_pow2(p.k)):
             return f"block_k={c.block_k} is larger than K={p.k} needs"
+        if fp8_wgmma_k_too_long(p.dtype is DType.FP8, c.block_m, cdiv(p.k, c.split_k)):
+            return (f"fp8 with block_m={c.block_m} (Hopper wgmma) accumulates {cdiv(p.k, c.split_k)} "
+                    f"K per program with a reduced-precision accumulator: over "
+                    f"{FP8_WGMMA_MAX_K} the error misses the fp8 tolerance (measured)")
         if c.split_k > 1:
             if cdiv(p.k, c.block_k) < c.split_k:
                 return (f"split_k={c.split_k} leaves splits empty: K={p.k} has "
