@@ -131,7 +131,7 @@ def test_predict_batch_bad_lines(runner, tmp_path):
         json.dumps({"m": 8, "n": 8}),
         json.dumps({"m": 8, "n": 8, "k": 8, "colour": "red"}),
         json.dumps([1, 2, 3]),
-        json.dumps({"m": 8, "n": 8, "k": 8, "dtype": "fp16"}),
+        json.dumps({"m": 8, "n": 8, "k": 8, "dtype": "fp32"}),
         json.dumps({"m": 8, "n": 8, "k": 8, "layout": "rr"}),
     ]) + "\n")
     res = invoke(runner, "predict", "--batch", f)
@@ -143,7 +143,7 @@ def test_predict_batch_bad_lines(runner, tmp_path):
     assert sorted(errors) == [2, 3, 4, 5, 6, 7, 8]
     assert "not JSON" in errors[2] and "op" in errors[3] and "m=0" in errors[4]
     assert "missing ['k']" in errors[5] and "colour" in errors[6] and "object" in errors[7]
-    assert "gemm_fp16_h200" in errors[8]             # no fp16 model shipped: named
+    assert "gemm_fp32_h200" in errors[8]             # no fp32 model shipped: named
     assert f"{f}:2:" in res.stderr
 
 
