@@ -124,6 +124,21 @@ def tiny_sweep(tmp_path_factory):
     return summary, out, io.read_frame(out)
 
 
+def test_check_launch_as_first_sample_path(tmp_path):
+    """With check_probe_ms=0 every config after cuBLAS takes the timed-check path; under the
+    interpreter the check's launch is never a sample (host clock), so all count untimed and
+    every config is still checked and timed."""
+    summary = run_sweep(TINY[:1], tmp_path, quiet(check_probe_ms=0.0))
+    df = io.read_frame(tmp_path)
+    triton = df[df.family != "gemm.cublas"]
+    assert len(triton) == len(triton_families(TINY[0]))  # one per family (sample 2 < 3)
+    assert triton.valid.all() and (triton.reps >= 1).all()
+    assert summary.check_samples == Counter({"untimed": len(triton)})
+    # the default bound (2 ms of best time) is not reached by most interpreter runs; the
+    # counter only counts configs that took the path
+    assert sum(run_sweep(TINY[1:2], tmp_path / "b", quiet()).check_samples.values()) <= 3
+
+
 def test_sweep_rows_have_the_schema(tiny_sweep):
     summary, out, df = tiny_sweep
     assert io.read_table(out).schema.equals(SCHEMA)

@@ -178,7 +178,11 @@ def sweep(problems: str = typer.Option(..., "--problems",
           seed: int = typer.Option(0, "--seed"), processes: Optional[int] = typer.Option(None, "--processes"),
           retime_top: int = typer.Option(5, "--retime-top", help="re-time this many best configs + cuBLAS"),
           rounds: int = typer.Option(3, "--rounds", help="interleaved re-timing rounds"),
-          noise_fraction: float = typer.Option(0.1, "--noise-fraction")):
+          noise_fraction: float = typer.Option(0.1, "--noise-fraction"),
+          check_probe_ms: float = typer.Option(
+              2.0, "--check-probe-ms", help="from this best time (ms) of a problem on, each "
+              "config's correctness-check launch is timed too and counts as its first "
+              "repetition (inf: never)")):
     """Measure problems x configs into a parquet dataset (GPU; interpreter timings are flagged)."""
     from tilepick.bench import shapes
     from tilepick.bench.sweep import SweepOptions, run_sweep
@@ -196,7 +200,8 @@ def sweep(problems: str = typer.Option(..., "--problems",
         done = io.done_problems(out)
         plist = [p for p in plist if p.key() not in done][:limit]
     opts = SweepOptions(families=family, sample=sample, pool=pool, seed=seed, processes=processes,
-                        retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction)
+                        retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction,
+                        check_probe_ms=check_probe_ms)
     from tilepick.bench.signals import interrupt_on_sigterm
 
     interrupt_on_sigterm()

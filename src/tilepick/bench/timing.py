@@ -106,7 +106,8 @@ def next_target(samples: list[float], n: int, *, reps: int, min_reps: int, max_m
 
 def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
             max_ms: float = 250.0, min_reps: int = 5, flush_l2: bool = True,
-            stop_if_slower_than_ms: float | None = None) -> Timing:
+            stop_if_slower_than_ms: float | None = None,
+            first_sample: float | None = None) -> Timing:
     """Median time of ``fn`` over up to ``reps`` calls (about ``max_ms`` of GPU time at most).
 
     Each repetition is (flush L2, start event, fn, end event), queued behind a GPU sleep long
@@ -115,6 +116,8 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
     adaptive repetition for sweeps: a single-call probe comes first; a candidate whose probe
     is over ``PROBE_FACTOR`` x the bound, or whose first batch's median is over the bound,
     stops there (its estimate is recorded, flagged ``stopped_early``; :func:`next_target`).
+    ``first_sample``: a repetition already timed the same way (:func:`timed_once`, e.g. the
+    correctness check's launch), counted as the first one (the probe).
     """
     if interpreting():
         samples = []
@@ -138,7 +141,11 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
     # with a stop bound, a single-call probe first: most candidates of a sweep are far slower
     # than the best, and one call tells that as well as three
     n = 1 if stop_if_slower_than_ms is not None else min_reps
-    while len(samples) < n:
+    if first_sample is not None:
+        samples.append(max(first_sample, 1e-4))
+        n, stopped = next_target(samples, max(n, 1), reps=reps, min_reps=min_reps,
+                                 max_ms=max_ms, stop_ms=stop_if_slower_than_ms)
+    while len(samples) < n and not stopped:
         batch = n - len(samples)
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
@@ -161,6 +168,32 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
         if stopped:
             break
     return summarize(samples, stopped_early=stopped)
+
+
+def timed_once(fn: Callable[[], object], hold_ms: float) -> float | None:
+    """One repetition of ``fn`` timed like :func:`time_fn`'s (L2 flushed, events behind a GPU
+    hold), for a launch that is needed anyway (the correctness check): None under the
+    interpreter, or when the host took longer than the hold to submit the call (the first
+    launch of a kernel loads its module), since the GPU then waited for the host inside the
+    events and the sample would read slow."""
+    if interpreting():
+        fn()
+        return None
+    import torch
+
+    flush = _l2_flusher(torch.device("cuda", torch.cuda.current_device()))
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    flush.zero_()
+    _hold_gpu(hold_ms)
+    start.record()
+    t0 = time.perf_counter()
+    fn()
+    host_ms = (time.perf_counter() - t0) * 1e3
+    end.record()
+    end.synchronize()
+    if host_ms > 0.5 * hold_ms:  # the sleep's clock rate is a lead: keep a wide margin
+        return None
+    return max(start.elapsed_time(end), 1e-4)
 
 
 @dataclass(frozen=True)
