@@ -48,9 +48,30 @@ def exp_gain(n, base4=4.0):
     return [float(2 ** (g / base4) - 1) for g in range(n + 1)]
 
 
+def extra_features(ds, which):
+    """Candidate problem-level features, appended to the matrix for measurement only (a
+    feature that ships must go into features/table.py, which changes the model's spec)."""
+    f = ds.frame
+    m, n, k, b = (f[c].to_numpy(float) for c in ("m", "n", "k", "batch"))
+    sm = float(ds.hw.sm_count)
+    tiles128 = np.ceil(m / 128) * np.ceil(n / 128) * b
+    cols = {
+        "log2_mn": np.log2(m * n * b),
+        "log2_nk": np.log2(n * k),
+        "log2_mk": np.log2(m * k),
+        "log2_waves128": np.log2(tiles128 / sm),
+        # K left per SM if the output is spread in 128x128 tiles: large when few tiles and a
+        # deep K, where a library would split K
+        "log2_k_per_tile_slot": np.log2(k * np.minimum(1.0, tiles128 / sm)),
+        "size_bucket": np.floor(np.log2(2 * m * n * k * b) / 4),
+    }
+    names = [w for w in which]
+    return np.column_stack([cols[w] for w in names]), names
+
+
 def base_variant():
     return {"labels": lambda rel: linear_grades(rel), "n_grades": 20, "gain_div": 4.0,
-            "params": {}, "rounds": NUM_ROUNDS, "weight": None, "trunc": 20}
+            "params": {}, "rounds": NUM_ROUNDS, "weight": None, "trunc": 20, "extra": ()}
 
 
 def V(**kw):
@@ -105,6 +126,14 @@ VARIANTS = {
     "bandsA_g3+l127": V(**bands(BANDS_A, 3.0), params={"num_leaves": 127, "max_depth": 12}),
     "bandsA+t10": V(**bands(BANDS_A, 2.0), trunc=10),
     "l127+div2": V(gain_div=2.0, params={"num_leaves": 127, "max_depth": 12}),
+    "x_products": V(extra=("log2_mn", "log2_nk", "log2_mk")),
+    "x_splitk": V(extra=("log2_waves128", "log2_k_per_tile_slot")),
+    "x_all": V(extra=("log2_mn", "log2_nk", "log2_mk", "log2_waves128",
+                      "log2_k_per_tile_slot", "size_bucket")),
+    "bandsA+l127+l2_0.1+x_all": V(**bands(BANDS_A, 2.0),
+                                  params={"num_leaves": 127, "max_depth": 12, "lambda_l2": 0.1},
+                                  extra=("log2_mn", "log2_nk", "log2_mk", "log2_waves128",
+                                         "log2_k_per_tile_slot", "size_bucket")),
     "bandsA+l255": V(**bands(BANDS_A, 2.0), params={"num_leaves": 255, "max_depth": 14}),
 }
 
@@ -129,14 +158,14 @@ def problem_weight(ds, mode):
 THREADS = 0   # 0: the recipe's num_threads
 
 
-def fit_variant(sub, v, retimed_weight=2.0):
+def fit_variant(sub, v, x, retimed_weight=2.0, names=()):
     spec = current_spec()
     w = cv.sample_weights(sub, retimed_weight)
     pw = problem_weight(sub, v["weight"])
     if pw is not None:
         w = (w if w is not None else 1.0) * pw
     labels = v["labels"](sub.rel)
-    data = lgb.Dataset(sub.x, label=labels, weight=w, feature_name=list(spec.names),
+    data = lgb.Dataset(x, label=labels, weight=w, feature_name=list(spec.names) + list(names),
                        categorical_feature=list(spec.categorical), free_raw_data=False,
                        params={"verbose": -1, "max_bin": 255})
     data.set_group(sub.sizes)
@@ -153,11 +182,16 @@ def run_variant(ds, folds, v, cascade=CascadeSettings()):
     stage1 = np.full(len(ds), np.nan)
     full = np.full(len(ds), np.nan)
     sizes_kb = []
+    x, names = ds.x, ()
+    if v["extra"]:
+        ex, names = extra_features(ds, v["extra"])
+        x = np.hstack([ds.x, ex])
     for fold in folds:
-        b = fit_variant(ds.subset_problems(fold.train), v)
+        train_rows = fold.train[ds.problem_index]
+        b = fit_variant(ds.subset_problems(fold.train), v, x[train_rows], names=names)
         rows = fold.test[ds.problem_index]
-        stage1[rows] = b.predict(ds.x[rows], raw_score=True, num_iteration=cascade.stage1_trees)
-        full[rows] = b.predict(ds.x[rows], raw_score=True)
+        stage1[rows] = b.predict(x[rows], raw_score=True, num_iteration=cascade.stage1_trees)
+        full[rows] = b.predict(x[rows], raw_score=True)
         sizes_kb.append(len(b.model_to_string()) / 1024)
     keys = cascade_keys(ds.problem_index, stage1, full, cascade.stage2_top)
     t = metrics.per_problem(ds.problem_index, ds.tflops, keys)
