@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from test_model import HW, SHAPES, synthetic_rows, true_tflops
+from test_model import HW, data_dir, true_tflops  # noqa: F401 (data_dir: a shared fixture)
 from tilepick import solvers
 from tilepick.config import KernelConfig
 from tilepick.data import io
@@ -23,13 +23,6 @@ PARITY = [GemmProblem(1, 4096, 4096), GemmProblem(1, 1, 1), GemmProblem(37, 1001
           GemmProblem(3000, 77, 5000), GemmProblem(255, 4097, 129, layout="rc"),
           GemmProblem(1, 28672, 8192, layout="rc"), GemmProblem(64, 256, 100, batch=3),
           GemmProblem(8192, 8192, 8192)]
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("data")
-    io.write_part(d, synthetic_rows(SHAPES))
-    return d
 
 
 @pytest.fixture(scope="module")
