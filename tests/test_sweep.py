@@ -466,6 +466,22 @@ def test_cli_sweep_summary_compact(tmp_path):
     assert len(io.read_frame(out)) == 4
 
 
+def test_cli_sweep_flop_bounds(tmp_path):
+    """--min-tflop / --max-tflop split a problem list by size (huge exhaustive problems get
+    device calls of their own)."""
+    csv = tmp_path / "problems.csv"
+    csv.write_text("m,n,k,dtype\n16,24,32,fp16\n32,16,16,fp16\n")   # 24,576 and 16,384 flop
+    base = ["sweep", "--problems", str(csv), "--sample", "1", "--rounds", "0",
+            "--noise-fraction", "0"]
+    runner = CliRunner()
+    res = runner.invoke(app, base + ["--out", str(tmp_path / "small"), "--max-tflop", "2e-8"])
+    assert res.exit_code == 0, res.output
+    assert io.done_problems(tmp_path / "small") == {"gemm.fp16.rr.m32.n16.k16"}
+    res = runner.invoke(app, base + ["--out", str(tmp_path / "big"), "--min-tflop", "2e-8"])
+    assert res.exit_code == 0, res.output
+    assert io.done_problems(tmp_path / "big") == {"gemm.fp16.rr.m16.n24.k32"}
+
+
 def test_cli_data_summary_empty(tmp_path):
     res = CliRunner().invoke(app, ["data", "summary", str(tmp_path)])
     assert res.exit_code == 0 and res.stdout.strip() == "no rows"

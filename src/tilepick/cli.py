@@ -6,6 +6,7 @@ The JSON printed by ``configs`` and ``run`` is a contract other tools rely on (s
 from __future__ import annotations
 
 import json
+import math
 import sys
 from enum import Enum
 from typing import Optional
@@ -175,6 +176,8 @@ def sweep(problems: str = typer.Option(..., "--problems",
           pool: Optional[int] = typer.Option(None, "--pool", help="distinct configs per family for the whole sweep (bounds compilation)"),
           count: Optional[int] = typer.Option(None, "--count", help="problems to take from a named set"),
           limit: Optional[int] = typer.Option(None, "--limit", help="measure at most this many new problems"),
+          min_tflop: float = typer.Option(0.0, "--min-tflop", help="only problems of at least this many TFLOP (2MNK*batch/1e12)"),
+          max_tflop: float = typer.Option(math.inf, "--max-tflop", help="only problems of at most this many TFLOP: an exhaustive chunk of small problems is not held up by one huge one"),
           seed: int = typer.Option(0, "--seed"), processes: Optional[int] = typer.Option(None, "--processes"),
           retime_top: int = typer.Option(5, "--retime-top", help="re-time this many best configs + cuBLAS"),
           rounds: int = typer.Option(3, "--rounds", help="interleaved re-timing rounds"),
@@ -196,6 +199,7 @@ def sweep(problems: str = typer.Option(..., "--problems",
     import random
 
     random.Random(seed).shuffle(plist)  # a partial (limited or killed) sweep stays representative
+    plist = [p for p in plist if min_tflop <= p.flops / 1e12 <= max_tflop]
     if limit is not None:
         done = io.done_problems(out)
         plist = [p for p in plist if p.key() not in done][:limit]
