@@ -9,8 +9,8 @@ libraries (``gemm.cublas``), round-trips through :meth:`KernelConfig.from_id`.
 from __future__ import annotations
 
 import functools
-import math
 import itertools
+import math
 import re
 from dataclasses import dataclass
 

@@ -67,8 +67,8 @@ class SweepSummary:
     compile_s: float = 0.0
     binaries: int = 0
     measure_s: float = 0.0
-    # where the measuring wall time goes (inputs, check = first launches with the reference,
-    # screen, retime): the sweep's throughput is mostly host time, not GPU time
+    # where the measuring wall time goes (inputs, check = each config's first launch and its
+    # comparison with float64, screen, retime); BENCHMARKS.md reads it against kernel time
     host_s: Counter = field(default_factory=Counter)
     # long-kernel problems: checks whose launch served as a sample, or not (host too slow)
     check_samples: Counter = field(default_factory=Counter)

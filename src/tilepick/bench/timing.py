@@ -143,8 +143,8 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
     n = 1 if stop_if_slower_than_ms is not None else min_reps
     if first_sample is not None:
         samples.append(max(first_sample, 1e-4))
-        n, stopped = next_target(samples, max(n, 1), reps=reps, min_reps=min_reps,
-                                 max_ms=max_ms, stop_ms=stop_if_slower_than_ms)
+        n, stopped = next_target(samples, n, reps=reps, min_reps=min_reps, max_ms=max_ms,
+                                 stop_ms=stop_if_slower_than_ms)
     while len(samples) < n and not stopped:
         batch = n - len(samples)
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]

@@ -43,7 +43,7 @@ NUM_ROUNDS = 40
 # LambdaRank relevance: the number of efficiency bands (tflops / best) a candidate reaches.
 # The bands are dense near the best, where the order matters (a pick at 0.97 against one at
 # 0.99), and coarse below (every config under half the best speed is "irrelevant").
-# Out of fold on 1,502 bf16 problems (benchmarks/tune_objectives.py, two fold seeds), these
+# Out of fold on 1,502 bf16 problems (benchmarks/tune_objectives.py, three fold seeds), these
 # bands with gain 2^(g/2) - 1 raised P10 by ~1 point, top-1 accuracy by ~2-4 and the top-5 hit
 # rate by ~1.5-3 against 20 linear grades above 0.5.
 GRADE_BANDS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995, 1.0)
@@ -87,7 +87,7 @@ OBJECTIVES: dict[str, Objective] = {
     "lambdarank": Objective("lambdarank", "lambdarank", {
         "label_gain": [float(2 ** (g / 2) - 1) for g in range(GRADES + 1)],
         "lambdarank_truncation_level": 20, "eval_at": [1, 5],
-        # larger, less regularised trees than the regressions (same tuning run): 0.5 MB a model
+        # larger, less regularised trees than the regressions (same tuning run): ~0.6 MB a model
         "num_leaves": 127, "max_depth": 12, "lambda_l2": 0.1}),
 }
 
