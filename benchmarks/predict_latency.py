@@ -30,12 +30,12 @@ from tilepick.model.ranking import CascadeSettings
 from tilepick.problem import GemmProblem
 
 
-def shapes(count: int, seed: int) -> list[GemmProblem]:
+def shapes(count: int, seed: int, dtype: str = "bf16", layout: str = "rr") -> list[GemmProblem]:
     rng = random.Random(seed)
     seen: dict = {}
     while len(seen) < count:
         m, n, k = (int(2 ** rng.uniform(0, 14)) for _ in range(3))
-        seen.setdefault((m, n, k), GemmProblem(m, n, k))
+        seen.setdefault((m, n, k), GemmProblem(m, n, k, dtype=dtype, layout=layout))
     return list(seen.values())
 
 
@@ -78,7 +78,8 @@ def main() -> None:
         pred = Predictor(pred.model_dir, hw=pred.hw, catalog=args.catalog,
                          cascade=CascadeSettings(**cascade))
     load_s = time.perf_counter() - t0
-    problems = shapes(args.problems + 1, args.seed)
+    # problems of the model's own dtype and first trained layout
+    problems = shapes(args.problems + 1, args.seed, pred.dtype, pred.layouts[0])
     t0 = time.perf_counter()
     pred.rank(problems[0])                       # builds the cached candidate table
     first_s = time.perf_counter() - t0
