@@ -175,11 +175,18 @@ def test_evaluate_writes_the_report(model_dir, data_dir, tmp_path):
            for k in (1, 2, 4, 8)]
     assert top == sorted(top)                      # benchmarking more never hurts
     assert set(rep["methods"]["model top-1"]["by_m"]) <= {s for s, _, _ in metrics.M_SLICES}
+    # slices by layout and by the family of each problem's fastest config cover every problem
+    model = rep["methods"]["model top-1"]
+    for key in ("by_layout", "by_winner_family"):
+        assert sum(v["problems"] for v in model[key].values()) == model["problems"], key
+    assert set(model["by_layout"]) == {"rr"}
+    assert set(model["by_winner_family"]) <= set(config.FAMILIES) | {"gemm.cublas"}
     for f in ("evaluation.json", "report.md", "efficiency_cdf.png", "predicted_vs_measured.png",
               "worst_problems.png"):
         assert (tmp_path / "report" / f).stat().st_size > 0, f
     md = (tmp_path / "report" / "report.md").read_text()
     assert baselines.TUTORIAL in md and baselines.NVMH_TOP8 in md and "coverage" in md
+    assert "Model top-1 by family of the best config" in md
     tut = rep["methods"][baselines.TUTORIAL]
     assert tut["coverage"]["problems"] == len(SHAPES)
     assert tut["problems"] == tut["coverage"]["scored"] <= len(SHAPES)

@@ -134,6 +134,13 @@ class Dataset:
         """Per problem: the row of its best measured candidate (the first one, on ties)."""
         return pd.Series(self.tflops).groupby(self.problem_index).idxmax().to_numpy()
 
+    @functools.cached_property
+    def problem_groups(self) -> dict[str, np.ndarray]:
+        """Per-problem labels the metrics are sliced by (besides M): the layout, and the
+        family of the fastest measured config (where the model misses matters by family)."""
+        return {"layout": self.frame["layout"].to_numpy()[self.starts],
+                "winner_family": self.frame["family"].to_numpy()[self.best_row]}
+
     def subset_problems(self, problem_mask: np.ndarray) -> "Dataset":
         rows = problem_mask[self.problem_index]
         return Dataset(self.frame[rows].reset_index(drop=True), self.x[rows], self.hw, self.files)

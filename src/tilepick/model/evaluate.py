@@ -59,7 +59,7 @@ def static_scores(ds: Dataset, folds: list[cv.Fold], triton_only: bool = False):
 def _method(ds: Dataset, table: pd.DataFrame, eff_col: str = "efficiency") -> dict:
     t = table.assign(efficiency=table[eff_col])
     m_of_problem = ds.frame["m"].to_numpy()[ds.starts][t["problem"].to_numpy()]
-    out = metrics.method_summary(t, m_of_problem)
+    out = metrics.method_summary(t, m_of_problem, ds.problem_groups)
     if eff_col != "efficiency":  # top-k benchmarked: accuracy counts of the first pick
         for key in ("top1_accuracy", "top5_hit_rate"):
             out[key] = None

@@ -100,8 +100,12 @@ def m_slice(m: int) -> str:
     raise ValueError(m)
 
 
-def method_summary(table: pd.DataFrame, m_values: np.ndarray | None = None) -> dict:
-    """Summary of one method's per-problem table, overall and by M slice."""
+def method_summary(table: pd.DataFrame, m_values: np.ndarray | None = None,
+                   groups: dict[str, np.ndarray] | None = None) -> dict:
+    """Summary of one method's per-problem table, overall and by M slice.
+
+    ``m_values``: M of each row of ``table``. ``groups``: other slicings, each a label per
+    problem of the dataset (indexed by ``table["problem"]``), summarised as ``by_<name>``."""
     out = summarize(table["efficiency"].to_numpy(), table["top1"].to_numpy(),
                     table["best_rank"].to_numpy())
     for k in TOPK:
@@ -117,4 +121,12 @@ def method_summary(table: pd.DataFrame, m_values: np.ndarray | None = None) -> d
                 t = table[sel]
                 out["by_m"][name] = summarize(t["efficiency"].to_numpy(), t["top1"].to_numpy(),
                                               t["best_rank"].to_numpy())
+    for name, labels in (groups or {}).items():
+        if not len(table):
+            continue
+        lab = np.asarray(labels)[table["problem"].to_numpy()]
+        out[f"by_{name}"] = {str(v): summarize(table["efficiency"].to_numpy()[lab == v],
+                                               table["top1"].to_numpy()[lab == v],
+                                               table["best_rank"].to_numpy()[lab == v])
+                             for v in sorted(set(lab))}
     return out

@@ -141,6 +141,15 @@ def methods_lines(methods: dict, unavailable: dict) -> list[str]:
         cells = [f"{_pct(by[s]['mean'])} ({_pct(by[s]['p10'])})" if s in by else "-"
                  for s in slices]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    model = methods["model top-1"]
+    for key, title in (("by_layout", "layout"), ("by_winner_family", "family of the best config")):
+        if model.get(key):
+            lines += ["", f"Model top-1 by {title}:", "",
+                      "| " + title + " | problems | mean | P10 | min | top-1 acc. |",
+                      "|---|---|---|---|---|---|"]
+            lines += [f"| {v} | {s['problems']} | {_pct(s['mean'])} | {_pct(s['p10'])} "
+                      f"| {_pct(s['min'])} | {_pct(s['top1_accuracy'])} |"
+                      for v, s in model[key].items()]
     notes = [f"- {name}: {_coverage(m['coverage'])}." for name, m in methods.items()
              if m is not None and "coverage" in m]
     notes += [f"- {name}: unavailable ({why})." for name, why in unavailable.items()]

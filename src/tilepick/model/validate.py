@@ -57,7 +57,8 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
     m_of = ds.frame["m"].to_numpy()[ds.starts][table["problem"].to_numpy()]
 
     def summary(t, eff_col="efficiency"):
-        s = metrics.method_summary(t.assign(efficiency=t[eff_col]), m_of[t.index])
+        s = metrics.method_summary(t.assign(efficiency=t[eff_col]), m_of[t.index],
+                                   ds.problem_groups)
         if eff_col != "efficiency":  # best of k benchmarked: accuracy is the first pick's
             s["top1_accuracy"] = s["top5_hit_rate"] = None
         return s
