@@ -75,9 +75,6 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
     methods["cuBLAS alone"]["top5_hit_rate"] = None  # one candidate: no ranking to hit
     extra, extra_effs = baselines.methods(ds, summary, table["efficiency"])
     methods.update(extra)
-    layouts = ds.frame["layout"].to_numpy()[ds.starts]
-    by_layout = {lay: metrics.summarize(table["efficiency"].to_numpy()[layouts == lay])
-                 for lay in sorted(set(layouts))}
     worst = table.sort_values("efficiency").head(20)
     report = {
         "model": str(model_dir), "data": [str(p) for p in data_paths],
@@ -85,7 +82,7 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
         "rule": ("efficiency = re-timed TFLOP/s of the model's best-ranked measured candidate / "
                  "the best measured; ties = pick within the re-timing noise band of the best"),
         "methods": methods, "unavailable": baselines.unavailable(ds),
-        "model_top1_by_layout": by_layout,
+        "model_top1_by_layout": methods["model top-1"]["by_layout"],   # kept for readers
         "worst": [{"problem": ds.problem_keys[p], "pick": ds.config_ids[r],
                    "efficiency": float(e)}
                   for p, r, e in zip(worst["problem"], worst["pick_row"], worst["efficiency"])],
