@@ -480,6 +480,10 @@ def test_cli_sweep_flop_bounds(tmp_path):
     res = runner.invoke(app, base + ["--out", str(tmp_path / "big"), "--min-tflop", "2e-8"])
     assert res.exit_code == 0, res.output
     assert io.done_problems(tmp_path / "big") == {"gemm.fp16.rr.m16.n24.k32"}
+    res = runner.invoke(app, base + ["--out", str(tmp_path / "none"), "--min-tflop", "2",
+                                     "--max-tflop", "1"])
+    assert res.exit_code == 2 and "select no problem" in res.output
+    assert not (tmp_path / "none").exists()
 
 
 def test_cli_data_summary_empty(tmp_path):

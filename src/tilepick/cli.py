@@ -191,6 +191,10 @@ def sweep(problems: str = typer.Option(..., "--problems",
     from tilepick.bench.sweep import SweepOptions, run_sweep
     from tilepick.data import io
 
+    if not 0 <= min_tflop <= max_tflop:
+        typer.echo(f"error: --min-tflop {min_tflop} and --max-tflop {max_tflop} select no "
+                   "problem (need 0 <= min <= max)", err=True)
+        raise typer.Exit(2)
     try:
         plist = shapes.resolve_problems(problems, dtype, layout, seed, count)
     except (OSError, ValueError) as exc:
