@@ -137,6 +137,9 @@ def main():
     ap.add_argument("--budget-s", type=float, default=1e9,
                     help="start no new problem after this many seconds (the tables say how many ran)")
     ap.add_argument("--processes", type=int, default=None)
+    ap.add_argument("--allow-no-model", action="store_true",
+                    help="run even when the shipped model cannot be loaded (the heuristic then "
+                         "measures the analytic fallback order, not the model)")
     ap.add_argument("--shapes", default=None,
                     help="MxNxK,... instead of the LLM suite (both layouts; for a quick check)")
     args = ap.parse_args()
@@ -151,6 +154,13 @@ def main():
     dbdir = tempfile.mkdtemp()
     disp = {mode: Dispatcher(mode=mode, device=RealDevice(), user_db=os.path.join(dbdir, f"{mode}.db"))
             for mode in args.modes.split(",")}
+    missing = {p.dtype.value for p in problems
+               if any(d.predictor(p.dtype.value) is None for d in disp.values())}
+    if missing and not args.allow_no_model:
+        # A 2026-11-23 run measured the analytic fallback for an hour's worth of budget because
+        # lightgbm was not installed on the device: refuse instead of publishing such numbers.
+        raise SystemExit(f"no usable model for {sorted(missing)} on this machine (is lightgbm "
+                         "installed? see benchmarks/device_wheels.sh); --allow-no-model to run anyway")
     warm_report = warm(problems, disp, max(d.max_k for d in disp.values()), args.processes)
     print("warmup", json.dumps(warm_report)[:300], flush=True)
     rows = []
