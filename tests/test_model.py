@@ -240,7 +240,10 @@ def test_validate_scores_the_shipped_model_on_held_out_problems(model_dir, tmp_p
     means = [rep["methods"][f"model top-{k} benchmarked"]["mean"] for k in (2, 4, 8)]
     assert [top1["mean"]] + means == sorted([top1["mean"]] + means)
     assert 0 <= top1["ties_rate"] <= 1
-    assert rep["methods"]["cuBLAS alone"]["problems"] == 3
+    cb = rep["methods"]["cuBLAS alone"]
+    assert cb["problems"] == 3 and cb["coverage"]["scored"] == 3
+    # compared with the model on the same problems (here all of them)
+    assert cb["coverage"]["model_top1_mean_same_problems"] == pytest.approx(top1["mean"])
     assert json.loads((tmp_path / "report" / "validation.json").read_text())["problems"] == 3
     t = rep["methods"][baselines.TUTORIAL]
     assert t["problems"] == 1 and t["mean"] == pytest.approx(0.5)

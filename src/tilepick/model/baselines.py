@@ -29,7 +29,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from tilepick.config import TUTORIAL_FAMILY, KernelConfig, nearest_in_space, tutorial_ids
+from tilepick.config import (TUTORIAL_FAMILY, VENDOR_FAMILIES, KernelConfig, nearest_in_space,
+                             tutorial_ids)
 from tilepick.model import metrics, nvmh
 from tilepick.problem import GemmProblem
 from tilepick.solvers import SOLVERS
@@ -115,12 +116,27 @@ def nvmatmul(ds) -> tuple[pd.DataFrame | None, dict]:
 Summary = Callable[[pd.DataFrame, str], dict]
 
 
-def _same_problems(cov: dict, t: pd.DataFrame, model_eff: pd.Series | None) -> dict:
+def same_problems(cov: dict, t: pd.DataFrame, model_eff: pd.Series | None) -> dict:
     """Coverage plus the model's top-1 mean on the problems this baseline was scored on:
     a baseline scored on a subset is compared with the model on that subset."""
     if model_eff is not None and len(t):
         cov["model_top1_mean_same_problems"] = float(model_eff.loc[t.index].mean())
     return cov
+
+
+def cublas_alone(ds, summary: Summary,
+                 model_eff: pd.Series | None = None) -> tuple[dict, np.ndarray]:
+    """cuBLAS as the only candidate, on the problems where it was measured (it does not serve
+    every problem: fp8 needs sizes that are multiples of 16), with the model's mean there."""
+    is_cublas = ds.config_ids == VENDOR_FAMILIES[0]
+    t = metrics.per_problem(ds.problem_index, ds.tflops, np.where(is_cublas, 1.0, 0.0))
+    has = np.zeros(ds.n_problems, bool)
+    has[ds.problem_index[is_cublas]] = True
+    t = t[has[t["problem"].to_numpy()]]
+    cov = same_problems({"problems": int(ds.n_problems), "scored": int(has.sum())}, t, model_eff)
+    out = {**summary(t, "efficiency"), "coverage": cov}
+    out["top5_hit_rate"] = None  # one candidate: no ranking to hit
+    return out, t["efficiency"].to_numpy()
 
 
 def methods(ds, summary: Summary, model_eff: pd.Series | None = None) -> tuple[dict, dict]:
@@ -132,13 +148,13 @@ def methods(ds, summary: Summary, model_eff: pd.Series | None = None) -> tuple[d
     out, effs = {}, {}
     t, cov = tutorial(ds)
     out[TUTORIAL] = {**summary(t, "efficiency"), "top5_hit_rate": None,
-                     "coverage": _same_problems(cov, t, model_eff)}
+                     "coverage": same_problems(cov, t, model_eff)}
     effs[TUTORIAL] = t["efficiency"].to_numpy()
     t, cov = nvmatmul(ds)
     if t is None:
         out[NVMH_TOP1] = out[NVMH_TOP8] = None
         return out, effs
-    cov = _same_problems(cov, t, model_eff)
+    cov = same_problems(cov, t, model_eff)
     out[NVMH_TOP1] = {**summary(t, "efficiency"), "coverage": cov}
     out[NVMH_TOP8] = {**summary(t, "top8_efficiency"), "coverage": cov}
     effs[NVMH_TOP1] = t["efficiency"].to_numpy()

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tilepick.config import VENDOR_FAMILIES
 from tilepick.model import baselines, cv, metrics
 from tilepick.model.artifacts import check_spec, read_json
 from tilepick.model.dataset import Dataset, load
@@ -33,7 +34,7 @@ from tilepick.model.train import TrainOptions, evaluate_objective, scale_out_of_
 
 STATIC_MIN_COVERAGE = 0.10
 TOP_K = (2, 4, 8)
-VENDOR = "gemm.cublas"
+VENDOR = VENDOR_FAMILIES[0]
 
 
 def static_scores(ds: Dataset, folds: list[cv.Fold], triton_only: bool = False):
@@ -97,11 +98,8 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     static_t, leaders_t = static_scores(ds, folds, triton_only=True)
     methods["best static Triton config"] = _method(
         ds, metrics.per_problem(ds.problem_index, ds.tflops, static_t))
-    is_cublas = ds.config_ids == VENDOR
-    has_cublas = np.zeros(ds.n_problems, bool)
-    has_cublas[ds.problem_index[is_cublas]] = True
-    cublas_table = metrics.per_problem(ds.problem_index, ds.tflops, np.where(is_cublas, 1.0, 0.0))
-    methods["cuBLAS alone"] = _method(ds, cublas_table[has_cublas[cublas_table["problem"]]])
+    methods["cuBLAS alone"], cublas_effs = baselines.cublas_alone(
+        ds, lambda t, col: _method(ds, t, col), model_table.set_index("problem")["efficiency"])
     extra, extra_effs = baselines.methods(
         ds, lambda t, col: _method(ds, t, col),
         model_table.set_index("problem")["efficiency"])
@@ -119,7 +117,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
                  "measure is replaced by the best-ranked measured candidate)"),
         "methods": methods, "unavailable": baselines.unavailable(ds),
         "static_leaders": {"any": leaders, "triton": leaders_t},
-        "cublas_measured_problems": int(has_cublas.sum()),
+        "cublas_measured_problems": methods["cuBLAS alone"]["coverage"]["scored"],
         "r2_log_time": res.summary.get("r2_log_time"),
         "r2_log_tflops": res.summary.get("r2_log_tflops"),
         "todo": [],
@@ -141,8 +139,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
             ds.problem_index, ds.tflops, static)["efficiency"].to_numpy()
         tables["best static Triton config"] = metrics.per_problem(
             ds.problem_index, ds.tflops, static_t)["efficiency"].to_numpy()
-        tables["cuBLAS alone"] = cublas_table["efficiency"].to_numpy()[
-            has_cublas[cublas_table["problem"]]]
+        tables["cuBLAS alone"] = cublas_effs
         tables.update(extra_effs)
         write_report(out, report, tables, measured=ds.tflops, predicted=pred, worst=worst)
         log(f"report written to {out}")

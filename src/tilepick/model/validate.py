@@ -23,7 +23,6 @@ from tilepick.model import baselines, metrics
 from tilepick.model.dataset import load
 from tilepick.problem import GemmProblem
 
-VENDOR = "gemm.cublas"
 TOP_K = (2, 4, 8)
 
 
@@ -67,12 +66,7 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
     methods["model top-1"]["ties_rate"] = float(np.mean(_ties(ds, table)))
     for k in TOP_K:
         methods[f"model top-{k} benchmarked"] = summary(table, f"top{k}_efficiency")
-    is_cublas = ds.config_ids == VENDOR
-    cublas = metrics.per_problem(ds.problem_index, ds.tflops, np.where(is_cublas, 1.0, 0.0))
-    has = np.zeros(ds.n_problems, bool)
-    has[ds.problem_index[is_cublas]] = True
-    methods["cuBLAS alone"] = summary(cublas[has[cublas["problem"]]])
-    methods["cuBLAS alone"]["top5_hit_rate"] = None  # one candidate: no ranking to hit
+    methods["cuBLAS alone"], cublas_effs = baselines.cublas_alone(ds, summary, table["efficiency"])
     extra, extra_effs = baselines.methods(ds, summary, table["efficiency"])
     methods.update(extra)
     worst = table.sort_values("efficiency").head(20)
@@ -95,6 +89,6 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
 
         effs = {"model top-1": table["efficiency"].to_numpy(),
                 "model top-4 benchmarked": table["top4_efficiency"].to_numpy(),
-                "cuBLAS alone": cublas["efficiency"].to_numpy()[has[cublas["problem"]]]}
+                "cuBLAS alone": cublas_effs}
         write_validation_report(out, report, effs | extra_effs)
     return report
