@@ -23,14 +23,12 @@ whose top-1 itself was measured) so a reader knows what the numbers stand on.
 
 from __future__ import annotations
 
-import functools
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from tilepick.config import (TUTORIAL_FAMILY, VENDOR_FAMILIES, KernelConfig, nearest_in_space,
-                             tutorial_ids)
+from tilepick.config import TUTORIAL_FAMILY, VENDOR_FAMILIES, KernelConfig, tutorial_ids
 from tilepick.model import metrics, nvmh
 from tilepick.problem import GemmProblem
 from tilepick.solvers import SOLVERS
