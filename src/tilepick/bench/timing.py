@@ -165,8 +165,6 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
         samples.extend(max(st.elapsed_time(en), 1e-4) for st, en in zip(starts, ends))
         n, stopped = next_target(samples, n, reps=reps, min_reps=min_reps, max_ms=max_ms,
                                  stop_ms=stop_if_slower_than_ms)
-        if stopped:
-            break
     return summarize(samples, stopped_early=stopped)
 
 

@@ -1,5 +1,6 @@
 """Baselines that need no training, scored the same way by ``evaluate`` and ``validate``.
 
+* **cuBLAS alone**: the vendor library as the only candidate, on the problems it serves.
 * **Triton tutorial's 8 configs, autotuned**: the CUDA autotune list of Triton's
   ``python/tutorials/03-matrix-multiplication.py`` (``get_cuda_autotune_config``), whose
   kernel is a masked pointer GEMM with grouped tile order, i.e. our ``gemm.ptr``. Autotuning
@@ -33,6 +34,7 @@ from tilepick.model import metrics, nvmh
 from tilepick.problem import GemmProblem
 from tilepick.solvers import SOLVERS
 
+CUBLAS = "cuBLAS alone"
 TUTORIAL = "Triton tutorial's 8 configs autotuned"
 NVMH_TOP1 = "nvMatmulHeuristics top-1"
 NVMH_TOP8 = "nvMatmulHeuristics top-8 benchmarked"
@@ -114,7 +116,7 @@ def nvmatmul(ds) -> tuple[pd.DataFrame | None, dict]:
 Summary = Callable[[pd.DataFrame, str], dict]
 
 
-def same_problems(cov: dict, t: pd.DataFrame, model_eff: pd.Series | None) -> dict:
+def _same_problems(cov: dict, t: pd.DataFrame, model_eff: pd.Series | None) -> dict:
     """Coverage plus the model's top-1 mean on the problems this baseline was scored on:
     a baseline scored on a subset is compared with the model on that subset."""
     if model_eff is not None and len(t):
@@ -122,19 +124,16 @@ def same_problems(cov: dict, t: pd.DataFrame, model_eff: pd.Series | None) -> di
     return cov
 
 
-def cublas_alone(ds, summary: Summary,
-                 model_eff: pd.Series | None = None) -> tuple[dict, np.ndarray]:
-    """cuBLAS as the only candidate, on the problems where it was measured (it does not serve
-    every problem: fp8 needs sizes that are multiples of 16), with the model's mean there."""
+def cublas_alone(ds) -> tuple[pd.DataFrame, dict]:
+    """Per-problem table of cuBLAS as the only candidate, on the problems where it was
+    measured (it does not serve every problem: fp8 needs sizes that are multiples of 16), and
+    its coverage."""
     is_cublas = ds.config_ids == VENDOR_FAMILIES[0]
     t = metrics.per_problem(ds.problem_index, ds.tflops, np.where(is_cublas, 1.0, 0.0))
     has = np.zeros(ds.n_problems, bool)
     has[ds.problem_index[is_cublas]] = True
-    t = t[has[t["problem"].to_numpy()]]
-    cov = same_problems({"problems": int(ds.n_problems), "scored": int(has.sum())}, t, model_eff)
-    out = {**summary(t, "efficiency"), "coverage": cov}
-    out["top5_hit_rate"] = None  # one candidate: no ranking to hit
-    return out, t["efficiency"].to_numpy()
+    return t[has[t["problem"].to_numpy()]], {"problems": int(ds.n_problems),
+                                              "scored": int(has.sum())}
 
 
 def methods(ds, summary: Summary, model_eff: pd.Series | None = None) -> tuple[dict, dict]:
@@ -144,15 +143,19 @@ def methods(ds, summary: Summary, model_eff: pd.Series | None = None) -> tuple[d
     its own methods; ``model_eff`` (the model's top-1 efficiency indexed by problem) adds the
     model's mean on each baseline's problems to its coverage."""
     out, effs = {}, {}
+    t, cov = cublas_alone(ds)
+    out[CUBLAS] = {**summary(t, "efficiency"), "top5_hit_rate": None,  # no ranking to hit
+                   "coverage": _same_problems(cov, t, model_eff)}
+    effs[CUBLAS] = t["efficiency"].to_numpy()
     t, cov = tutorial(ds)
     out[TUTORIAL] = {**summary(t, "efficiency"), "top5_hit_rate": None,
-                     "coverage": same_problems(cov, t, model_eff)}
+                     "coverage": _same_problems(cov, t, model_eff)}
     effs[TUTORIAL] = t["efficiency"].to_numpy()
     t, cov = nvmatmul(ds)
     if t is None:
         out[NVMH_TOP1] = out[NVMH_TOP8] = None
         return out, effs
-    cov = same_problems(cov, t, model_eff)
+    cov = _same_problems(cov, t, model_eff)
     out[NVMH_TOP1] = {**summary(t, "efficiency"), "coverage": cov}
     out[NVMH_TOP8] = {**summary(t, "top8_efficiency"), "coverage": cov}
     effs[NVMH_TOP1] = t["efficiency"].to_numpy()

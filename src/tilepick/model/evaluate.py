@@ -98,8 +98,6 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     static_t, leaders_t = static_scores(ds, folds, triton_only=True)
     methods["best static Triton config"] = _method(
         ds, metrics.per_problem(ds.problem_index, ds.tflops, static_t))
-    methods["cuBLAS alone"], cublas_effs = baselines.cublas_alone(
-        ds, lambda t, col: _method(ds, t, col), model_table.set_index("problem")["efficiency"])
     extra, extra_effs = baselines.methods(
         ds, lambda t, col: _method(ds, t, col),
         model_table.set_index("problem")["efficiency"])
@@ -117,7 +115,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
                  "measure is replaced by the best-ranked measured candidate)"),
         "methods": methods, "unavailable": baselines.unavailable(ds),
         "static_leaders": {"any": leaders, "triton": leaders_t},
-        "cublas_measured_problems": methods["cuBLAS alone"]["coverage"]["scored"],
+        "cublas_measured_problems": methods[baselines.CUBLAS]["coverage"]["scored"],
         "r2_log_time": res.summary.get("r2_log_time"),
         "r2_log_tflops": res.summary.get("r2_log_tflops"),
         "todo": [],
@@ -139,7 +137,6 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
             ds.problem_index, ds.tflops, static)["efficiency"].to_numpy()
         tables["best static Triton config"] = metrics.per_problem(
             ds.problem_index, ds.tflops, static_t)["efficiency"].to_numpy()
-        tables["cuBLAS alone"] = cublas_effs
         tables.update(extra_effs)
         write_report(out, report, tables, measured=ds.tflops, predicted=pred, worst=worst)
         log(f"report written to {out}")

@@ -66,7 +66,6 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
     methods["model top-1"]["ties_rate"] = float(np.mean(_ties(ds, table)))
     for k in TOP_K:
         methods[f"model top-{k} benchmarked"] = summary(table, f"top{k}_efficiency")
-    methods["cuBLAS alone"], cublas_effs = baselines.cublas_alone(ds, summary, table["efficiency"])
     extra, extra_effs = baselines.methods(ds, summary, table["efficiency"])
     methods.update(extra)
     worst = table.sort_values("efficiency").head(20)
@@ -88,7 +87,6 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
         from tilepick.model.report import write_validation_report
 
         effs = {"model top-1": table["efficiency"].to_numpy(),
-                "model top-4 benchmarked": table["top4_efficiency"].to_numpy(),
-                "cuBLAS alone": cublas_effs}
+                "model top-4 benchmarked": table["top4_efficiency"].to_numpy()}
         write_validation_report(out, report, effs | extra_effs)
     return report
