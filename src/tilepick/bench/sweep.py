@@ -32,7 +32,7 @@ from tilepick.data import io
 from tilepick.data.schema import config_fields, problem_fields
 from tilepick.problem import GemmProblem
 
-CUBLAS = KernelConfig("gemm.cublas")
+CUBLAS = KernelConfig(cfg.VENDOR_FAMILIES[0])
 ALWAYS = frozenset(cfg.tutorial_ids("bf16") + cfg.tutorial_ids("fp8e4m3"))
 
 
@@ -194,8 +194,8 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
     # winner's curse: re-time the best few and cuBLAS in interleaved rounds
     valid = sorted((r for r in rows.values() if r["valid"]), key=lambda r: r["time_ms"])
     finalists = [r["config_id"] for r in valid[:opts.retime_top]]
-    if "gemm.cublas" in rows and rows["gemm.cublas"]["valid"] and "gemm.cublas" not in finalists:
-        finalists.append("gemm.cublas")
+    if CUBLAS.id in rows and rows[CUBLAS.id]["valid"] and CUBLAS.id not in finalists:
+        finalists.append(CUBLAS.id)
     if opts.rounds > 0 and len(finalists) > 1:
         inp = data.inputs
         fns = {cid: (lambda c=KernelConfig.from_id(cid): solvers.launch(

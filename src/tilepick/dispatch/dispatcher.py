@@ -22,13 +22,14 @@ import warnings
 from dataclasses import dataclass, field
 
 from tilepick import solvers
+from tilepick.config import VENDOR_FAMILIES
 from tilepick.dispatch.devices import Device, RealDevice
 from tilepick.dispatch.perfdb import Environment, PerfDb, default_user_db_path
 from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import GemmProblem
 
 MODES = ("heuristic", "db", "hybrid", "exhaustive")
-CUBLAS = "gemm.cublas"
+CUBLAS = VENDOR_FAMILIES[0]
 
 
 def mode_from_env(default: str = "db") -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tilepick.config import VENDOR_FAMILIES
 from tilepick.hardware import HardwareProfile
 from tilepick.problem import DType, GemmProblem
 from tilepick.solvers.base import Solver
@@ -11,7 +12,7 @@ class CublasSolver(Solver):
     """torch.matmul / bmm (cuBLAS on CUDA tensors; torch's CPU BLAS under the interpreter,
     so that the dispatcher's logic is testable on a CPU), ``torch._scaled_mm`` for fp8."""
 
-    family = "gemm.cublas"
+    family = VENDOR_FAMILIES[0]
 
     def not_applicable_reason(self, problem: GemmProblem, hw: HardwareProfile) -> str | None:
         if problem.dtype is DType.FP8:
