@@ -38,11 +38,11 @@ def true_tflops(problems_and_configs) -> np.ndarray:
     return np.where(np.isnan(est), 0.85 * roof, est)
 
 
-def synthetic_rows(shapes, seed=0, per_problem=30):
+def synthetic_rows(shapes, seed=0, per_problem=30, dtype="bf16"):
     rng = np.random.default_rng(seed)
     rows = []
     for m, n, k in shapes:
-        p = GemmProblem(m, n, k)
+        p = GemmProblem(m, n, k, dtype=dtype)
         ids = candidate_ids(p, HW)
         pick = sorted(set(rng.choice(len(ids), size=min(per_problem, len(ids)), replace=False))
                       | {ids.index("gemm.cublas")})
@@ -144,6 +144,35 @@ def test_mismatched_feature_schema_is_refused(model_dir, tmp_path):
     (bad / "feature_spec.json").write_text(json.dumps(spec))
     with pytest.raises(FeatureSchemaError, match="schema version 0"):
         Predictor.load(model_dir=bad)
+
+
+def test_pooled_dtypes_are_trained_on_and_only_the_served_one_is_scored(data_dir, tmp_path):
+    from tilepick.model.evaluate import evaluate
+
+    fp16 = tmp_path / "fp16"
+    io.write_part(fp16, synthetic_rows(SHAPES[:18], seed=1, dtype="fp16"))
+    ds = dataset.load([data_dir, fp16], "fp16", "h200", pool=["bf16"])
+    assert ds.n_problems == len(SHAPES) + 18 and ds.served.sum() == 18
+    assert ds.pooled_dtypes == ["bf16"] and ds.dtype == "fp16"
+    # one matrix over both dtypes: each row's features are those of its own dtype
+    alone = dataset.load([fp16], "fp16", "h200")
+    np.testing.assert_array_equal(ds.served_only().x, alone.x)
+    assert dataset.load([data_dir, fp16], "fp16", "h200").n_problems == 18  # no pool: fp16 only
+    out = tmp_path / "gemm_fp16_h200"
+    cvm = train([data_dir, fp16], "fp16", "h200", out,
+                TrainOptions(folds=3, objective="lambdarank", pool=("bf16",)))
+    ev = cvm["evaluation"]
+    assert (ev["problems"], ev["trained_on_problems"]) == (18, len(SHAPES) + 18)
+    assert cvm["objectives"]["lambdarank"]["problems"] == 18
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["dtype"], manifest["pooled_dtypes"]) == ("fp16", ["bf16"])
+    pred = Predictor(out)
+    assert pred.dtype == "fp16" and pred.rank(GemmProblem(300, 5000, 2000, dtype="fp16"))
+    with pytest.raises(ModelError, match="ranks fp16"):
+        pred.rank(GemmProblem(300, 5000, 2000))
+    rep = evaluate([data_dir, fp16], out)   # re-trains on the pool, scores fp16 only
+    assert rep["problems"] == 18 and rep["pooled_dtypes"] == ["bf16"]
+    assert rep["methods"]["cuBLAS alone"]["problems"] == 18
 
 
 def test_warm_start_adds_trees(model_dir, data_dir, tmp_path):

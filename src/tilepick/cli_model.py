@@ -116,7 +116,10 @@ def register(app: typer.Typer) -> None:
                   None, "--catalog", help="what the model ranks: trained (the configs the data "
                   "measured; the default) | space (every config of the declared spaces)"),
               warm_start: bool = typer.Option(False, "--warm-start",
-                                              help="continue the model in --out with this data")):
+                                              help="continue the model in --out with this data"),
+              pool: list[str] = typer.Option(
+                  [], "--pool-dtype", help="also learn from this dtype's rows in --data "
+                  "(repeatable; scored on --dtype only), e.g. --dtype fp16 --pool-dtype bf16")):
         """Train and compare objectives on shape-grouped folds; write the best model."""
         from tilepick.model.artifacts import ModelError
         from tilepick.model.dataset import DataError
@@ -128,6 +131,7 @@ def register(app: typer.Typer) -> None:
         try:
             opts = TrainOptions(objective=objective, folds=folds, seed=seed,
                                 rounds=rounds or NUM_ROUNDS, warm_start=warm_start,
+                                pool=tuple(pool),
                                 **({"catalog": catalog} if catalog else {}))
             result = run_train(data, dtype, arch, out, opts,
                                log=lambda m: typer.echo(m, err=True))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from tilepick.features.columns import Columns, frame_columns
 from tilepick.features.table import FEATURES, KINDS
@@ -40,8 +41,16 @@ def assemble(cols: Columns, rows: int, out: np.ndarray | None = None) -> np.ndar
 
 
 def frame_matrix(frame, hw: HardwareProfile) -> np.ndarray:
-    """Features of every row of a dataset frame (one dtype), for training and evaluation."""
+    """Features of every row of a dataset frame, for training and evaluation.
+
+    The hardware peak depends on the dtype, so the columns are built per dtype and the rows
+    written back in frame order (a pooled frame, e.g. bf16 + fp16, is one matrix)."""
+    x = np.empty((len(frame), len(FEATURES)), dtype=np.float64)
     if len(frame) == 0:
-        return np.empty((0, len(FEATURES)), dtype=np.float64)
-    cols = compute(frame_columns(frame, hw))
-    return assemble(cols, len(frame))
+        return x
+    codes, dtypes = pd.factorize(frame["dtype"].astype(str))
+    for i in range(len(dtypes)):
+        rows = np.flatnonzero(codes == i)
+        part = frame.iloc[rows] if len(dtypes) > 1 else frame
+        x[rows] = assemble(compute(frame_columns(part, hw)), len(rows))
+    return x

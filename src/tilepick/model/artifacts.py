@@ -138,7 +138,7 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
                  pack(list(fold_models) + [scale],
                       [opts.cascade.uncertainty_trees] * len(fold_models) + [None]),
                  out / ENSEMBLE_FILE)}
-    dtype = str(ds.frame["dtype"].iloc[0])
+    dtype = ds.dtype
     _write_json(out / "predictor.json", {
         "version": PREDICTOR_VERSION, "op": "gemm", "dtype": dtype, "arch": ds.hw.arch,
         "objective": objective, "layouts": list(layouts),
@@ -157,8 +157,9 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
         "git_dirty": _git_dirty(),
         "versions": {"tilepick": prov.get("tilepick_version"), "lightgbm": lgb.__version__,
                      "python": prov.get("python_version")},
-        "arch": ds.hw.arch, "dtype": dtype, "data": data_files,
-        "rows": len(ds), "problems": ds.n_problems, "catalog": opts.catalog,
+        "arch": ds.hw.arch, "dtype": dtype, "pooled_dtypes": ds.pooled_dtypes,
+        "data": data_files, "rows": len(ds), "problems": ds.n_problems,
+        "served_problems": int(ds.served.sum()), "catalog": opts.catalog,
         "configs_in_catalog": (len(trained_configs) if opts.catalog == "trained"
                                else len(space_configs())),
         "configs_in_training_data": len(trained_configs),

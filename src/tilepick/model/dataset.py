@@ -59,13 +59,16 @@ def shape_group(frame: pd.DataFrame) -> np.ndarray:
             + frame["k"].astype(str)).to_numpy()
 
 
-def clean(frame: pd.DataFrame, dtype: str | None = None, arch: str | None = None) -> pd.DataFrame:
-    """The learnable rows of a dataset frame (see the module doc), sorted by problem."""
+def clean(frame: pd.DataFrame, dtype=None, arch: str | None = None) -> pd.DataFrame:
+    """The learnable rows of a dataset frame (see the module doc), sorted by problem.
+
+    ``dtype``: one dtype token or a collection of them (a pooled training set)."""
     df = frame
     if "op" in df:
         df = df[df["op"].fillna("gemm") == "gemm"]
     if dtype is not None:
-        df = df[df["dtype"] == dtype]
+        wanted = [dtype] if isinstance(dtype, str) else list(dtype)
+        df = df[df["dtype"].isin(wanted)]
     if arch is not None and "gpu_name" in df:
         archs = df["gpu_name"].fillna("").map(lambda s: arch_from_name(s) or s)
         df = df[archs == arch]
@@ -106,9 +109,12 @@ class Dataset:
     x: np.ndarray
     hw: HardwareProfile
     files: list = field(default_factory=list)   # [{"path", "sha256", "bytes"}]
+    dtype: str | None = None    # the dtype a model trained on it serves (None: the frame's)
 
     def __post_init__(self):
         f = self.frame
+        if self.dtype is None and len(f):
+            self.dtype = str(f["dtype"].iloc[0])
         self.problem_keys, self.problem_index = np.unique(f["problem_key"].to_numpy(),
                                                           return_inverse=True)
         self.tflops = f["tflops"].to_numpy(dtype=np.float64)
@@ -130,6 +136,17 @@ class Dataset:
         return len(self.problem_keys)
 
     @functools.cached_property
+    def served(self) -> np.ndarray:
+        """Per problem: is it of the served dtype? (False for the rows of pooled dtypes, which
+        are trained on but not scored: a model is judged on the problems it serves.)"""
+        return self.frame["dtype"].to_numpy()[self.starts].astype(str) == self.dtype
+
+    @property
+    def pooled_dtypes(self) -> list[str]:
+        """The dtypes trained on besides the served one."""
+        return sorted(set(self.frame["dtype"].astype(str)) - {self.dtype})
+
+    @functools.cached_property
     def best_row(self) -> np.ndarray:
         """Per problem: the row of its best measured candidate (the first one, on ties)."""
         return pd.Series(self.tflops).groupby(self.problem_index).idxmax().to_numpy()
@@ -143,28 +160,39 @@ class Dataset:
 
     def subset_problems(self, problem_mask: np.ndarray) -> "Dataset":
         rows = problem_mask[self.problem_index]
-        return Dataset(self.frame[rows].reset_index(drop=True), self.x[rows], self.hw, self.files)
+        return Dataset(self.frame[rows].reset_index(drop=True), self.x[rows], self.hw,
+                       self.files, self.dtype)
+
+    def served_only(self) -> "Dataset":
+        """The problems of the served dtype (self when nothing is pooled)."""
+        return self if self.served.all() else self.subset_problems(self.served)
 
 
-def build(frame: pd.DataFrame, hw: HardwareProfile, files=None) -> Dataset:
-    """Features for a cleaned frame (one dtype)."""
+def build(frame: pd.DataFrame, hw: HardwareProfile, files=None, dtype: str | None = None
+          ) -> Dataset:
+    """Features for a cleaned frame."""
     if frame.empty:
         raise DataError("no valid, timed rows to learn from")
-    return Dataset(frame, frame_matrix(frame, hw), hw, files or [])
+    return Dataset(frame, frame_matrix(frame, hw), hw, files or [], dtype)
 
 
-def load(paths, dtype: str = "bf16", arch: str = "h200") -> Dataset:
-    """Read, clean and featurise every parquet file under ``paths`` for one dtype and GPU."""
+def load(paths, dtype: str = "bf16", arch: str = "h200", pool=()) -> Dataset:
+    """Read, clean and featurise every parquet file under ``paths`` for one dtype and GPU.
+
+    ``pool``: further dtypes whose rows are learned from too (bf16 and fp16 run the same
+    tensor-core rate on Hopper, so their rankings share most of their structure; dtype is a
+    feature). The problems of ``dtype`` must be there; the pooled ones are optional."""
     files = data_files(paths)
     frames = [read_frame(f) for f in files]
     raw = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if raw.empty:
         raise DataError(f"no rows in {[str(p) for p in paths]}")
-    frame = clean(raw, dtype=dtype, arch=arch)
-    if frame.empty:
+    pool = [d for d in dict.fromkeys(pool) if d != dtype]
+    frame = clean(raw, dtype=[dtype, *pool], arch=arch)
+    if not (frame["dtype"] == dtype).any():
         found = sorted({(str(d), arch_from_name(str(g)) or str(g))
                         for d, g in zip(raw["dtype"], raw["gpu_name"].fillna(""))})
         raise DataError(f"no valid {dtype} rows measured on {arch} in "
                         f"{[str(p) for p in paths]} (found dtype/arch pairs: {found[:6]})")
     meta = [{"path": str(f), "sha256": sha256_file(f), "bytes": os.path.getsize(f)} for f in files]
-    return build(frame, profile(arch), meta)
+    return build(frame, profile(arch), meta, dtype)

@@ -82,12 +82,16 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
                         rounds=int(params.get("rounds", NUM_ROUNDS)), params=overrides,
                         retimed_weight=float(params.get("retimed_weight", 1.0)),
                         cascade=CascadeSettings(**meta["cascade"]))
-    ds = load(data_paths, meta["dtype"], meta["arch"])
-    log(f"data: {len(ds)} rows, {ds.n_problems} problems; re-training {opts.folds} fold models "
+    pooled = load(data_paths, meta["dtype"], meta["arch"], manifest.get("pooled_dtypes", ()))
+    log(f"data: {len(pooled)} rows, {pooled.n_problems} problems "
+        f"({int(pooled.served.sum())} {pooled.dtype}); re-training {opts.folds} fold models "
         f"({obj.name})")
-    folds = cv.make_folds(ds, opts.folds, opts.seed)
-    scale_oof = scale_out_of_fold(ds, folds)
-    res = evaluate_objective(ds, obj, folds, opts, scale_oof, keep_models=False)
+    folds = cv.make_folds(pooled, opts.folds, opts.seed)
+    scale_oof = scale_out_of_fold(pooled, folds)
+    res = evaluate_objective(pooled, obj, folds, opts, scale_oof, keep_models=False)
+    # Everything below scores the served dtype's problems on the same folds.
+    ds = res.scored
+    folds = [cv.Fold(f.train[pooled.served], f.test[pooled.served]) for f in folds]
     model_table = res.table
     methods = {"model top-1": _method(ds, model_table)}
     for k in TOP_K:
@@ -109,6 +113,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     report = {
         "model": model_dir.name, "objective": obj.name,
         "data": [f["path"] for f in ds.files], "problems": ds.n_problems, "rows": len(ds),
+        "pooled_dtypes": pooled.pooled_dtypes, "trained_on_problems": pooled.n_problems,
         "folds": opts.folds, "cascade": opts.cascade.to_dict(),
         "rule": ("efficiency = measured TFLOP/s of the pick / best measured TFLOP/s of the "
                  "problem; only measured candidates are ranked (a pick the data did not "

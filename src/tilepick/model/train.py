@@ -42,6 +42,7 @@ class TrainOptions:
     warm_start: bool = False
     warm_rounds: int = 10
     keep_fold_models: int = 5   # fold models saved for the uncertainty ensemble
+    pool: tuple = ()            # further dtypes learned from (see dataset.load); scored: none
 
     def __post_init__(self):
         if self.catalog not in artifacts.CATALOGS:
@@ -61,6 +62,7 @@ class ObjectiveResult:
     models: list
     calibration: dict
     train_s: float
+    scored: Dataset             # the problems the metrics are of (the served dtype's)
 
 
 def _log_time_r2(ds: Dataset, pred_tflops: np.ndarray) -> dict:
@@ -84,6 +86,7 @@ def scale_out_of_fold(ds: Dataset, folds: list[cv.Fold]) -> np.ndarray:
 
 def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: TrainOptions,
                        scale_oof: np.ndarray, keep_models: bool) -> ObjectiveResult:
+    """Fold models trained on every dtype of ``ds``; scored on the served dtype's problems."""
     t0 = time.perf_counter()
     stage1 = np.full(len(ds), np.nan)
     full = np.full(len(ds), np.nan)
@@ -92,27 +95,31 @@ def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: 
     for fold in folds:
         booster = cv.fit(ds.subset_problems(fold.train), obj, opts.params, opts.rounds,
                          opts.retimed_weight)
-        rows = fold.test[ds.problem_index]
+        rows = (fold.test & ds.served)[ds.problem_index]
         stage1[rows] = booster.predict(ds.x[rows], raw_score=True, num_iteration=s1)
         full[rows] = booster.predict(ds.x[rows], raw_score=True)
         if keep_models:
             models.append(booster)
     train_s = time.perf_counter() - t0
-    keys = cascade_keys(ds.problem_index, stage1, full, opts.cascade.stage2_top)
-    m_of_problem = ds.frame["m"].to_numpy()[ds.starts]
-    table = metrics.per_problem(ds.problem_index, ds.tflops, keys)
+    served_rows = ds.served[ds.problem_index]
+    sc = ds.served_only()
+    stage1, full, scale_oof = stage1[served_rows], full[served_rows], scale_oof[ds.served]
+    keys = cascade_keys(sc.problem_index, stage1, full, opts.cascade.stage2_top)
+    m_of_problem = sc.frame["m"].to_numpy()[sc.starts]
+    table = metrics.per_problem(sc.problem_index, sc.tflops, keys)
     summary = metrics.method_summary(table, m_of_problem)
-    full_table = metrics.per_problem(ds.problem_index, ds.tflops, full)
+    full_table = metrics.per_problem(sc.problem_index, sc.tflops, full)
     summary["full_model"] = metrics.summarize(full_table["efficiency"].to_numpy(),
                                               full_table["top1"].to_numpy(),
                                               full_table["best_rank"].to_numpy())
-    cal_full = Calibration.fit(score_gaps(ds.problem_index, full), ds.rel)
-    cal_stage1 = Calibration.fit(score_gaps(ds.problem_index, stage1), ds.rel)
-    pred = np.exp(scale_oof[ds.problem_index]) * cal_full(score_gaps(ds.problem_index, full))
-    summary.update(_log_time_r2(ds, pred))
+    cal_full = Calibration.fit(score_gaps(sc.problem_index, full), sc.rel)
+    cal_stage1 = Calibration.fit(score_gaps(sc.problem_index, stage1), sc.rel)
+    pred = np.exp(scale_oof[sc.problem_index]) * cal_full(score_gaps(sc.problem_index, full))
+    summary.update(_log_time_r2(sc, pred))
     summary["train_s"] = round(train_s, 1)
     return ObjectiveResult(obj.name, stage1, full, keys, table, summary, models,
-                           {"stage1": cal_stage1.to_dict(), "full": cal_full.to_dict()}, train_s)
+                           {"stage1": cal_stage1.to_dict(), "full": cal_full.to_dict()}, train_s,
+                           sc)
 
 
 def choose(results: dict[str, ObjectiveResult]) -> str:
@@ -138,8 +145,10 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
         raise artifacts.ModelError(
             f"--warm-start continues the {previous.objective} model in {out}; "
             f"it cannot switch to --objective {opts.objective}")
-    ds = load(paths, dtype, arch)
-    log(f"data: {len(ds)} rows, {ds.n_problems} problems from {len(ds.files)} files")
+    ds = load(paths, dtype, arch, opts.pool)
+    log(f"data: {len(ds)} rows, {ds.n_problems} problems ({int(ds.served.sum())} {dtype}"
+        + "".join(f", {int(((ds.frame['dtype'] == d).to_numpy()[ds.starts]).sum())} {d}"
+                  for d in ds.pooled_dtypes) + f") from {len(ds.files)} files")
     folds = cv.make_folds(ds, opts.folds, opts.seed)
     scale_oof = scale_out_of_fold(ds, folds)
     if previous is not None:
@@ -176,11 +185,14 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
                                    "pick the data did not measure is replaced by the "
                                    "best-ranked measured candidate"),
             "ranking": "cascade (as shipped): " + str(opts.cascade.to_dict()),
-            "problems": ds.n_problems, "rows": len(ds)},
+            "problems": int(ds.served.sum()), "rows": int(ds.served[ds.problem_index].sum()),
+            "pooled_dtypes": ds.pooled_dtypes, "trained_on_problems": ds.n_problems,
+            "scored": f"out-of-fold problems of {dtype} only; pooled dtypes are trained on"},
         "objectives": {n: r.summary for n, r in results.items()},
         "default": default,
         "selection_rule": "highest mean out-of-fold efficiency, then P10",
-        "scale_model_r2_log_best": metrics.r2(np.log(ds.best[ds.starts]), scale_oof),
+        "scale_model_r2_log_best": metrics.r2(np.log(ds.best[ds.starts][ds.served]),
+                                              scale_oof[ds.served]),
     }
     artifacts.write(out, final=final, fold_models=chosen.models[:opts.keep_fold_models],
                     scale=scale, objective=default, opts=opts, ds=ds, trained_configs=trained,
