@@ -501,3 +501,72 @@ def test_cli_sweep_unknown_problem_set(tmp_path):
     for name in NAMED_SETS:
         assert name in res.output
     assert not out.exists()
+
+
+# -- measuring a model's picks (active sampling) -----------------------------------------------
+
+
+def test_sample_zero_gives_only_the_tutorial_configs():
+    from tilepick.bench.sweep import ALWAYS
+
+    p = GemmProblem(512, 512, 512, dtype="bf16")
+    tutorial = sorted(c for c in solvers.applicable_configs(p) if c.id in ALWAYS)
+    assert tutorial and sample_configs(p, 0, random.Random(0)) == tutorial
+
+
+def test_model_picks_are_the_models_best_triton_configs():
+    """--model-top N adds the shipped model's N best-ranked Triton configs (cuBLAS is measured
+    anyway) to the random sample; the family filter applies to them too."""
+    from tilepick.bench.sweep import ModelPicks, plan_configs
+    from tilepick.model import Predictor
+
+    p = GemmProblem(64, 4096, 4096, dtype="bf16")
+    ranked = [cid for cid, _, _ in Predictor.load(arch="h200", dtype="bf16").rank(p)]
+    triton = [cid for cid in ranked if not cid.startswith("gemm.cublas")]
+    picks = ModelPicks(3)(p)
+    assert [c.id for c in picks] == triton[:3]
+    ptr_only = ModelPicks(2, families=["gemm.ptr"])(p)
+    assert [c.id for c in ptr_only] == [c for c in triton if c.startswith("gemm.ptr.")][:2]
+    assert ModelPicks(0)(p) == []
+    (_, cfgs), = plan_configs([p], SweepOptions(sample=0, model_top=3))
+    assert set(cfgs) == set(picks) | set(sample_configs(p, 0, random.Random(0)))
+    (_, more), = plan_configs([p], SweepOptions(sample=20, model_top=3))
+    assert set(picks) <= set(more) and len(more) >= 20 and more == sorted(more)
+
+
+def test_cli_sweep_measures_a_datasets_problems_with_the_model_picks(tmp_path):
+    """Re-measuring a dataset's problems with the model's picks: --problems takes the dataset,
+    --sample 0 --model-top 2 measures cuBLAS and the two picks (the tutorial's configs do not
+    fit this tiny problem)."""
+    runner = CliRunner()
+    csv = tmp_path / "problems.csv"
+    csv.write_text("m,n,k,dtype\n16,24,32,bf16\n16,24,32,fp16\n")
+    first = tmp_path / "first"
+    quiet_args = ["--rounds", "0", "--noise-fraction", "0"]
+    res = runner.invoke(app, ["sweep", "--problems", str(csv), "--out", str(first), "--sample",
+                              "1", "--dtype", "bf16"] + quiet_args)
+    assert res.exit_code == 0, res.output
+    # the CSV's dtype column wins over --dtype: both problems are measured
+    assert len(io.done_problems(first)) == 2
+    again = tmp_path / "again"
+    res = runner.invoke(app, ["sweep", "--problems", str(first), "--out", str(again),
+                              "--dtype", "bf16", "--sample", "0", "--model-top", "2"]
+                        + quiet_args)
+    assert res.exit_code == 0, res.output
+    df = io.read_frame(again)
+    p = GemmProblem(16, 24, 32, dtype="bf16")
+    from tilepick.bench.sweep import ModelPicks
+
+    assert set(df.problem_key) == {p.key()}   # only the bf16 problem of the dataset
+    assert set(df.config_id) == {"gemm.cublas"} | {c.id for c in ModelPicks(2)(p)}
+    assert df.valid.all()
+    # no model for the dtype: a clear error before anything compiles
+    res = runner.invoke(app, ["sweep", "--problems", str(first), "--out", str(tmp_path / "x"),
+                              "--dtype", "fp16", "--model-top", "2", "--model",
+                              str(tmp_path / "nope")] + quiet_args)
+    assert res.exit_code == 2 and "--model-top" in res.output
+    assert not (tmp_path / "x").exists()
+    # a dataset without problems of the asked dtype/layout
+    res = runner.invoke(app, ["sweep", "--problems", str(first), "--out", str(tmp_path / "y"),
+                              "--layout", "rc"] + quiet_args)
+    assert res.exit_code == 2 and "no bf16 rc problems" in res.output

@@ -168,11 +168,13 @@ def demo(m: int = M_OPT, n: int = N_OPT, k: int = K_OPT, dtype: str = DTYPE_OPT,
 
 @app.command()
 def sweep(problems: str = typer.Option(..., "--problems",
-                                       help="a named problem set (see tilepick.bench.shapes) or a CSV/JSONL file"),
+                                       help="a named problem set (see tilepick.bench.shapes), a CSV/JSONL file, or a dataset (parquet file or folder: its problems of --dtype and --layout)"),
           out: str = typer.Option(..., "--out", help="output folder of parquet parts (resumable)"),
           dtype: str = DTYPE_OPT, layout: str = LAYOUT_OPT,
           family: Optional[list[str]] = typer.Option(None, "--family", help="restrict to families"),
-          sample: Optional[int] = typer.Option(None, "--sample", help="configs per problem (default: all)"),
+          sample: Optional[int] = typer.Option(None, "--sample", help="configs per problem drawn at random (default: all; 0: none, with --model-top)"),
+          model_top: int = typer.Option(0, "--model-top", help="also measure the model's N best-ranked Triton configs per problem"),
+          model: Optional[str] = typer.Option(None, "--model", help="model directory for --model-top (default: the shipped model of --dtype)"),
           pool: Optional[int] = typer.Option(None, "--pool", help="distinct configs per family for the whole sweep (bounds compilation)"),
           count: Optional[int] = typer.Option(None, "--count", help="problems to take from a named set"),
           limit: Optional[int] = typer.Option(None, "--limit", help="measure at most this many new problems"),
@@ -209,7 +211,16 @@ def sweep(problems: str = typer.Option(..., "--problems",
         plist = [p for p in plist if p.key() not in done][:limit]
     opts = SweepOptions(families=family, sample=sample, pool=pool, seed=seed, processes=processes,
                         retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction,
-                        check_probe_ms=check_probe_ms)
+                        check_probe_ms=check_probe_ms, model_top=model_top, model_dir=model)
+    if model_top and plist:   # a missing model is reported before anything compiles
+        from tilepick.bench.sweep import ModelPicks
+        from tilepick.model.artifacts import ModelError
+
+        try:
+            ModelPicks(model_top, model).predictor(plist[0].dtype_token)
+        except ModelError as exc:
+            typer.echo(f"error: --model-top: {exc}", err=True)
+            raise typer.Exit(2)
     from tilepick.bench.signals import interrupt_on_sigterm
 
     interrupt_on_sigterm()

@@ -649,12 +649,39 @@ def problem_set(name: str, dtype="bf16", layout: str = "rr", seed: int = 0,
 
 def resolve_problems(spec: str, dtype="bf16", layout: str = "rr", seed: int = 0,
                      count: int | None = None) -> list[GemmProblem]:
-    """``--problems`` accepts a set name or a file path; this decides which, names first."""
+    """``--problems`` accepts a set name, a problem file, or a dataset (a parquet file or a
+    folder of them: its problems of ``dtype`` and ``layout``); names first."""
     if spec in NAMED_SETS:
         return problem_set(spec, dtype, layout, seed, count)
-    if Path(spec).exists():
+    path = Path(spec)
+    if path.is_dir() or path.suffix == ".parquet":
+        return _subsample(dataset_problems(path, dtype, layout), count, seed, "dataset")
+    if path.exists():
         return _subsample(read_problem_file(spec, dtype, layout), count, seed, "file")
     return problem_set(spec, dtype, layout, seed, count)  # raises, listing the names
+
+
+def dataset_problems(path: str | Path, dtype="bf16", layout: str = "rr") -> list[GemmProblem]:
+    """The problems a measured dataset holds (sorted by key), of one dtype and layout: to
+    measure more configs of the same problems (e.g. a model's picks, ``sweep --model-top``)."""
+    import pyarrow.parquet as pq
+
+    from tilepick.data.io import part_files
+
+    files = list(dict.fromkeys(part_files(path))) if Path(path).exists() else []
+    if not files:
+        raise ProblemError(f"{path}: no parquet files (a dataset folder or .parquet file)")
+    keys: set[str] = set()
+    for f in files:
+        keys.update(pq.read_table(f, columns=["problem_key"]).column(0).to_pylist())
+    problems = [GemmProblem.from_key(k) for k in sorted(keys) if k.startswith("gemm.")]
+    tok = DType.parse(dtype).value
+    chosen = [p for p in problems if p.dtype.value == tok and p.layout == layout]
+    if not chosen:
+        found = sorted({(p.dtype.value, p.layout) for p in problems})
+        raise ProblemError(f"{path}: no {tok} {layout} problems (it holds dtype/layout "
+                           f"{found[:8]})")
+    return chosen
 
 
 # ---------------------------------------------------------------------------------------------

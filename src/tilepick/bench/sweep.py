@@ -2,7 +2,8 @@
 
 Order of work, and why:
 1. pick the configs of every problem (all valid ones, or a seeded sample that keeps every
-   family represented), skipping problems already in the output (resume);
+   family represented, plus a model's best-ranked ones if asked), skipping problems already
+   in the output (resume);
 2. compile everything in a spawned pool before the parent touches CUDA;
 3. per problem: time cuBLAS, then check every config once against float64 and screen it
    (L2 flushed, event medians; a config clearly slower than the best so far stops early);
@@ -54,6 +55,8 @@ class SweepOptions:
     stop_factor: float = 1.5         # screening stops for configs slower than this x best
     check_probe_ms: float = 2.0      # from this best time on, the check's launch is timed too
     progress: bool = True
+    model_top: int = 0               # also measure the model's this many best Triton configs
+    model_dir: str | None = None     # that model (None: the shipped one for the dtype)
 
 
 @dataclass
@@ -117,6 +120,8 @@ def sample_configs(problem: GemmProblem, n: int | None, rng: random.Random,
     always = [c for c in cfgs if c.id in ALWAYS]
     if n is None or len(cfgs) <= n + len(always):
         return cfgs
+    if n == 0:
+        return always
     cfgs = [c for c in cfgs if c.id not in ALWAYS]
     by_fam: dict[str, list[KernelConfig]] = {}
     for c in cfgs:
@@ -130,6 +135,54 @@ def sample_configs(problem: GemmProblem, n: int | None, rng: random.Random,
     rest = [c for c in cfgs if c not in taken]
     chosen.extend(rng.sample(rest, max(0, min(n - len(chosen), len(rest)))))
     return sorted(chosen + always)
+
+
+class ModelPicks:
+    """The Triton configs a trained model ranks best for a problem: measured on top of the
+    random sample (``--model-top``), they put into the data what the model believes, so its
+    mistakes become training rows (a random sample of ~100 of ~1,000 configs rarely holds a
+    problem's best Triton config, and a ranker trained on such samples learns that cuBLAS
+    wins where it does not). Ranking runs on the CPU: no CUDA context before compilation."""
+
+    def __init__(self, n: int, model_dir: str | None = None,
+                 families: list[str] | None = None):
+        self.n, self.model_dir, self.families = n, model_dir, families
+        self._predictors: dict = {}
+
+    def predictor(self, dtype: str):
+        from tilepick.hardware import DEFAULT_ARCH
+        from tilepick.model import Predictor
+
+        if dtype not in self._predictors:
+            self._predictors[dtype] = Predictor.load(arch=DEFAULT_ARCH, dtype=dtype,
+                                                     model_dir=self.model_dir, strict=False)
+        return self._predictors[dtype]
+
+    def __call__(self, problem: GemmProblem) -> list[KernelConfig]:
+        if self.n <= 0:
+            return []
+        picks = []
+        for cid, _, _ in self.predictor(problem.dtype_token).rank(problem):
+            c = KernelConfig.from_id(cid)
+            if not c.is_vendor and (self.families is None or c.family in self.families):
+                picks.append(c)
+                if len(picks) == self.n:
+                    break
+        return picks
+
+
+def plan_configs(problems: list[GemmProblem], opts: SweepOptions) -> list[tuple]:
+    """[(problem, configs)]: the seeded sample (one sampler per problem, seeded by (seed,
+    problem): a resumed or chunked sweep draws the same configs for a problem as an
+    uninterrupted one), plus the model's picks when asked."""
+    pool = config_pool(opts.pool, opts.seed)
+    picks = ModelPicks(opts.model_top, opts.model_dir, opts.families)
+    plan = []
+    for p in problems:
+        cfgs = sample_configs(p, opts.sample, random.Random(f"{opts.seed}:{p.key()}"),
+                              opts.families, pool)
+        plan.append((p, sorted(set(cfgs) | set(picks(p)))))
+    return plan
 
 
 def _row(problem, config, prov, sweep_id, **m) -> dict:
@@ -252,11 +305,7 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
         elif p.key() not in seen:
             seen.add(p.key())
             todo.append(p)
-    pool = config_pool(opts.pool, opts.seed)
-    # one sampler per problem, seeded by (seed, problem): a resumed or chunked sweep draws the
-    # same configs for a problem as an uninterrupted one
-    plan = [(p, sample_configs(p, opts.sample, random.Random(f"{opts.seed}:{p.key()}"),
-                               opts.families, pool)) for p in todo]
+    plan = plan_configs(todo, opts)
     t0 = time.time()
     compiled = compile_all([(p, c) for p, cfgs in plan for c in cfgs],
                            processes=opts.processes, progress=opts.progress)
