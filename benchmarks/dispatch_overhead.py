@@ -1,18 +1,31 @@
-"""Host overhead of ``tilepick.matmul`` on a cached problem.
+"""Host overhead of ``tilepick.matmul`` on a cached problem, stage by stage.
 
-On a GPU machine: wall time per call of ``tilepick.matmul(a, b)`` (problem cached, winner
-known) minus that of launching the same solver directly with a prepared output, both without
+On a GPU machine: wall time per call of each layer of the hot path, both without
 synchronisation, over many calls (the GPU queue absorbs the kernels; a tiny problem keeps the
-GPU ahead of the host). On a CPU-only machine: the same path with a device whose launch does
-nothing, which isolates tilepick's own Python work (problem lookup, decision cache, fallback
-loop) from Triton's launch.
+GPU ahead of the host, so what is timed is the host):
 
-    PYTHONPATH=src python benchmarks/dispatch_overhead.py [--calls 20000]
+1. ``launch``: the solver's launch with a prepared config and output (the floor);
+2. ``alloc + launch``: plus allocating the output, as every ``matmul(a, b)`` call does;
+3. ``device.launch``: the dispatcher's device with a config id (id parsing, one more call);
+4. ``dispatcher.run``: the decision-cache lookup and the fallback guard, prepared output;
+5. ``tilepick.matmul``: the public call: problem lookup by tensor signature, output, run.
+
+The overhead (5 - 1) is split into the differences of consecutive stages, and a cProfile of
+stage 5 names the functions the time goes to. On a CPU-only machine the same stages run with
+a device whose launch does nothing (stage 1 is then empty), which isolates tilepick's own
+Python work from Triton's launch.
+
+    PYTHONPATH=src python benchmarks/dispatch_overhead.py [--calls 20000] [--out DIR]
 """
 
 import argparse
+import cProfile
+import io
+import json
+import pstats
 import statistics
 import time
+from pathlib import Path
 
 import torch
 
@@ -21,6 +34,7 @@ from tilepick import solvers
 from tilepick.dispatch import Dispatcher
 from tilepick.dispatch.devices import Device, RealDevice
 from tilepick.problem import GemmProblem
+from tilepick.provenance import collect
 
 
 class NoLaunch(Device):
@@ -48,37 +62,76 @@ def per_call_us(fn, calls, repeats=5):
         if torch.cuda.is_available():
             torch.cuda.synchronize()
         out.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(out), min(out), max(out)
+    return {"median_us": statistics.median(out), "min_us": min(out), "max_us": max(out)}
+
+
+def profile_top(fn, calls, n=15) -> str:
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        fn()
+    prof.disable()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(n)
+    return buf.getvalue()
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--config", default="gemm.tma.m64n64k64.g1.w4.s3",
+                    help="the config the dispatcher runs (GPU); try a gemm.ptr one too")
+    ap.add_argument("--out", help="folder for dispatch_overhead.json")
     args = ap.parse_args()
     gpu = torch.cuda.is_available()
     dev = "cuda" if gpu else "cpu"
     a = torch.randn(64, 128, device=dev).bfloat16()
     b = torch.randn(128, 64, device=dev).bfloat16()
     p = GemmProblem.from_tensors(a, b)
-    cid = "gemm.tma.m64n64k64.g1.w4.s3" if gpu else "gemm.cublas"
-    d = Dispatcher(mode="heuristic", device=RealDevice() if gpu else NoLaunch(),
-                   predictor=FixedPick(cid), user_db=None)
+    cid = args.config if gpu else "gemm.cublas"
+    device = RealDevice() if gpu else NoLaunch()
+    d = Dispatcher(mode="heuristic", device=device, predictor=FixedPick(cid), user_db=None)
     tilepick.matmul(a, b, dispatcher=d)  # decide and compile once
     out = torch.empty(64, 64, device=dev, dtype=torch.bfloat16)
+    config = solvers.KernelConfig.from_id(cid)
     if gpu:
-        config = solvers.KernelConfig.from_id(cid)
-        direct = lambda: solvers.launch(p, config, a, b, out, check=False)  # noqa: E731
+        launch = lambda: solvers.launch(p, config, a, b, out, check=False)  # noqa: E731
+        alloc_launch = lambda: solvers.launch(  # noqa: E731
+            p, config, a, b, torch.empty(64, 64, device=dev, dtype=torch.bfloat16), check=False)
     else:
-        direct = lambda: torch.empty(64, 64, dtype=torch.bfloat16)  # the output allocation  # noqa: E731
-    via = lambda: tilepick.matmul(a, b, dispatcher=d)  # noqa: E731
-    direct()
-    m_direct = per_call_us(direct, args.calls)
-    m_via = per_call_us(via, args.calls)
-    what = "solver launch with a prepared output" if gpu else "allocating the output (no launch)"
-    print(f"device: {torch.cuda.get_device_name() if gpu else 'CPU (launch stubbed out)'}")
-    print(f"direct ({what}): median {m_direct[0]:.2f} us/call (min {m_direct[1]:.2f}, max {m_direct[2]:.2f})")
-    print(f"tilepick.matmul: median {m_via[0]:.2f} us/call (min {m_via[1]:.2f}, max {m_via[2]:.2f})")
-    print(f"overhead: {m_via[0] - m_direct[0]:.2f} us/call (target <= 10 us)")
+        launch = lambda: out  # noqa: E731
+        alloc_launch = lambda: torch.empty(64, 64, dtype=torch.bfloat16)  # noqa: E731
+    stages = {
+        "launch": launch,
+        "alloc + launch": alloc_launch,
+        "device.launch": lambda: device.launch(p, cid, a, b, out),
+        "dispatcher.run": lambda: d.run(p, a, b, out),
+        "tilepick.matmul": lambda: tilepick.matmul(a, b, dispatcher=d),
+    }
+    for fn in stages.values():
+        fn()
+    timed = {name: per_call_us(fn, args.calls) for name, fn in stages.items()}
+    names = list(stages)
+    steps = {f"{names[i]} - {names[i - 1]}": timed[names[i]]["median_us"]
+             - timed[names[i - 1]]["median_us"] for i in range(1, len(names))}
+    overhead = timed["tilepick.matmul"]["median_us"] - timed["launch"]["median_us"]
+    prof = profile_top(stages["tilepick.matmul"], min(args.calls, 5000))
+    print(f"device: {torch.cuda.get_device_name() if gpu else 'CPU (launch stubbed out)'}; "
+          f"config {cid}")
+    for name, t in timed.items():
+        print(f"{name:18s} median {t['median_us']:7.2f} us/call "
+              f"(min {t['min_us']:.2f}, max {t['max_us']:.2f})")
+    for name, dt in steps.items():
+        print(f"  {name:40s} {dt:+7.2f} us")
+    print(f"overhead (tilepick.matmul - launch): {overhead:.2f} us/call (target <= 10 us)")
+    print(prof)
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "dispatch_overhead.json").write_text(json.dumps({
+            "provenance": collect(), "command": "python benchmarks/dispatch_overhead.py "
+            f"--calls {args.calls} --config {args.config}", "config": cid,
+            "stages": timed, "steps_us": steps, "overhead_us": overhead,
+            "profile": prof}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

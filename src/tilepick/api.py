@@ -33,7 +33,7 @@ def set_dispatcher(dispatcher: Dispatcher | None) -> None:
     _default = dispatcher
 
 
-_problems: dict[tuple, GemmProblem | None] = {}
+_problems: dict[tuple, tuple | None] = {}
 
 
 def _signature(a, b) -> tuple:
@@ -46,8 +46,9 @@ def _signature(a, b) -> tuple:
     return sig
 
 
-def _problem(a, b) -> GemmProblem | None:
-    """The problem of ``a @ b`` with a packed new output, or None if tilepick does not serve it."""
+def _problem(a, b) -> tuple | None:
+    """(problem, output shape, output dtype) of ``a @ b`` with a packed new output, or None if
+    tilepick does not serve it; remembered per tensor signature (the hot path)."""
     sig = _signature(a, b)
     try:
         return _problems[sig]
@@ -59,17 +60,21 @@ def _problem(a, b) -> GemmProblem | None:
         problem = None
     if problem is not None and problem.dtype is DType.FP8:
         raise UnsupportedProblem("fp8 GEMMs need per-tensor scales, which matmul does not take")
-    _problems[sig] = problem
-    return problem
+    entry = None
+    if problem is not None:
+        shape = (problem.batch, problem.m, problem.n) if a.dim() == 3 else (problem.m, problem.n)
+        entry = (problem, shape, problem.dtype.out_dtype.torch_dtype)
+    _problems[sig] = entry
+    return entry
 
 
 def _run(a, b, out, dispatcher):
     if out is None:
-        problem = _problem(a, b)
-        if problem is None:
+        entry = _problem(a, b)
+        if entry is None:
             return torch.matmul(a, b)
-        shape = (problem.batch, problem.m, problem.n) if a.dim() == 3 else (problem.m, problem.n)
-        out = torch.empty(shape, dtype=problem.dtype.out_dtype.torch_dtype, device=a.device)
+        problem, shape, out_dtype = entry
+        out = torch.empty(shape, dtype=out_dtype, device=a.device)
     else:  # a caller's output: check it every time (shape, dtype, aliasing)
         try:
             problem = GemmProblem.from_tensors(a, b, out)
