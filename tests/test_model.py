@@ -269,6 +269,7 @@ def test_validate_scores_the_shipped_model_on_held_out_problems(model_dir, tmp_p
     means = [rep["methods"][f"model top-{k} benchmarked"]["mean"] for k in (2, 4, 8)]
     assert [top1["mean"]] + means == sorted([top1["mean"]] + means)
     assert 0 <= top1["ties_rate"] <= 1
+    assert max(top1["ties_rate"], top1["top5_hit_rate"]) <= top1["top5_hit_or_tie_rate"] <= 1
     cb = rep["methods"]["cuBLAS alone"]
     assert cb["problems"] == 3 and cb["coverage"]["scored"] == 3
     # compared with the model on the same problems (here all of them)
@@ -355,6 +356,25 @@ def test_clean_drops_invalid_and_merges_repeats():
 
 
 # -- metrics: edge cases -------------------------------------------------------------------------
+
+
+def test_tie_hits_count_candidates_inside_the_noise_band():
+    """Problem 0: best 100 (spread 2%), 99 (inside its band) and 90; the model ranks 90
+    first, then 99. Problem 1: best 50, then 40, no spread; the model ranks 40 first."""
+    from types import SimpleNamespace
+
+    from tilepick.model.validate import _tie_hits
+
+    ds = SimpleNamespace(frame=pd.DataFrame({"retime_spread": [0.02, 0.0, 0.0, 0.0, 0.0]}),
+                         tflops=np.array([100.0, 99.0, 90.0, 50.0, 40.0]),
+                         starts=np.array([0, 3]), sizes=np.array([3, 2]),
+                         best_row=np.array([0, 3]), n_problems=2)
+    scores = np.array([0.0, 1.0, 2.0, 0.0, 1.0])
+    assert _tie_hits(ds, scores, 1).tolist() == [False, False]
+    assert _tie_hits(ds, scores, 2).tolist() == [True, True]
+    assert _tie_hits(ds, np.array([np.nan, 1.0, 2.0, np.nan, 1.0]), 5).tolist() == [True, True]
+    ds.frame["retime_spread"] = 0.0   # no band: 99 is not the best any more
+    assert _tie_hits(ds, scores, 2).tolist() == [False, True]
 
 
 def test_metrics_ties_single_candidate_and_nan_scores():

@@ -166,6 +166,13 @@ def write_validation_report(out: Path, report: dict, tables: dict) -> None:
     lines = [f"# Validation of {report['model']}", "",
              f"{report['problems']} held-out problems, {report['rows']} measured rows "
              f"(every valid config measured).", "", f"Rule: {report['rule']}.", ""]
+    top1 = report["methods"]["model top-1"]
+    if "ties_rate" in top1:
+        lines += [f"Within the re-timing noise band of the best: the model's top-1 on "
+                  f"{_pct(top1['ties_rate'])} of the problems (strict top-1 accuracy "
+                  f"{_pct(top1['top1_accuracy'])}); one of its top 5 on "
+                  f"{_pct(top1.get('top5_hit_or_tie_rate'))} (strict top-5 hit "
+                  f"{_pct(top1['top5_hit_rate'])}).", ""]
     lines += methods_lines(report["methods"], report.get("unavailable", {}))
     lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
     (out / "validation.md").write_text("\n".join(lines) + "\n")
