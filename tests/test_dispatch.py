@@ -263,6 +263,30 @@ def test_matmul_api_bad_and_unsupported_input():
         tilepick.bmm(torch.randn(3, 4), torch.randn(4, 3), dispatcher=d)
 
 
+def test_matmul_out_checks_survive_the_signature_cache():
+    """With ``out=``, the checks are remembered per tensor signature, but an output that
+    aliases an operand is refused on every call, also when an earlier call with the same
+    shapes and strides was fine; a wrong out is refused whatever was cached."""
+    d = Dispatcher(mode="heuristic", device=SimulatedDevice(), predictor=None, user_db=None,
+                   hw=HW, env=ENV)
+    a, b = torch.randn(8, 8).bfloat16(), torch.randn(8, 8).bfloat16()
+    out = torch.empty(8, 8, dtype=torch.bfloat16)
+    for _ in range(2):   # the second call takes the cached path
+        assert tilepick.matmul(a, b, out=out, dispatcher=d) is out
+        torch.testing.assert_close(out.float(), a.float() @ b.float(), rtol=2e-2, atol=5e-2)
+    big = torch.randn(2, 8, 8).bfloat16()
+    x, y = big[0], big[1]             # same shape, strides and alignment as a and out
+    assert tilepick.matmul(x, b, out=y, dispatcher=d) is y   # cached signature, disjoint
+    with pytest.raises(tilepick.ProblemError, match="aliases input a"):
+        tilepick.matmul(x, b, out=x, dispatcher=d)
+    with pytest.raises(tilepick.ProblemError, match="aliases input b"):
+        tilepick.matmul(a, x, out=x, dispatcher=d)
+    with pytest.raises(tilepick.ProblemError, match="shape"):
+        tilepick.matmul(a, b, out=torch.empty(8, 9, dtype=torch.bfloat16), dispatcher=d)
+    with pytest.raises(tilepick.ProblemError, match="out must be"):
+        tilepick.matmul(a, b, out=[1, 2], dispatcher=d)
+
+
 def test_custom_op_fake_shape():
     from torch._subclasses.fake_tensor import FakeTensorMode
 

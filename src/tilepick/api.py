@@ -13,7 +13,7 @@ import threading
 import torch
 
 from tilepick.dispatch.dispatcher import Dispatcher
-from tilepick.problem import DType, GemmProblem, UnsupportedProblem
+from tilepick.problem import DType, GemmProblem, ProblemError, UnsupportedProblem, overlaps
 
 _default: Dispatcher | None = None
 _lock = threading.Lock()
@@ -68,6 +68,35 @@ def _problem(a, b) -> tuple | None:
     return entry
 
 
+_out_problems: dict[tuple, GemmProblem | None] = {}
+
+
+def _out_problem(a, b, out) -> GemmProblem | None:
+    """The problem of ``a @ b`` into a caller's ``out``, or None if tilepick does not serve it.
+    Shape, dtype, device and stride checks are remembered per signature of the three tensors;
+    aliasing depends on the storage, so it is checked on every call."""
+    if not isinstance(out, torch.Tensor):
+        return GemmProblem.from_tensors(a, b, out)   # raises, naming what out is
+    sig = _signature(a, b) + (out.shape, out.stride(), out.dtype, out.device,
+                              out.data_ptr() & 15)
+    try:
+        problem = _out_problems[sig]
+    except KeyError:
+        try:
+            problem = GemmProblem.from_tensors(a, b, out)
+        except UnsupportedProblem:
+            problem = None
+        if problem is not None and problem.dtype is DType.FP8:
+            raise UnsupportedProblem("fp8 GEMMs need per-tensor scales, which matmul does not take")
+        _out_problems[sig] = problem
+        return problem
+    for name, t in (("a", a), ("b", b)):
+        if overlaps(out, t):
+            raise ProblemError(f"out aliases input {name}: the result would overwrite "
+                               "an operand while it is read")
+    return problem
+
+
 def _run(a, b, out, dispatcher):
     if out is None:
         entry = _problem(a, b)
@@ -75,13 +104,10 @@ def _run(a, b, out, dispatcher):
             return torch.matmul(a, b)
         problem, shape, out_dtype = entry
         out = torch.empty(shape, dtype=out_dtype, device=a.device)
-    else:  # a caller's output: check it every time (shape, dtype, aliasing)
-        try:
-            problem = GemmProblem.from_tensors(a, b, out)
-        except UnsupportedProblem:
+    else:  # a caller's output
+        problem = _out_problem(a, b, out)
+        if problem is None:
             return torch.matmul(a, b, out=out)
-        if problem.dtype is DType.FP8:
-            raise UnsupportedProblem("fp8 GEMMs need per-tensor scales, which matmul does not take")
     return (dispatcher or default_dispatcher()).run(problem, a, b, out)
 
 

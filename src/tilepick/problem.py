@@ -295,7 +295,7 @@ class GemmProblem:
                 raise ProblemError(f"out must be row-major (stride(-1) == 1), got strides {out.stride()}")
             ldc = out.stride(-2) if m > 1 else n
             for name, t in (("a", a), ("b", b)):
-                if _overlaps(out, t):
+                if overlaps(out, t):
                     raise ProblemError(f"out aliases input {name}: the result would overwrite "
                                        "an operand while it is read")
             ptrs.append(out.data_ptr())
@@ -332,7 +332,9 @@ def _matrix_layout(name: str, t) -> tuple[bool, int]:
                        "row- nor column-major; call .contiguous() first")
 
 
-def _overlaps(x, y) -> bool:
+def overlaps(x, y) -> bool:
+    """Whether two tensors share bytes (same storage, intersecting spans): an output that
+    overlaps an operand would be overwritten while it is read."""
     xs = x.untyped_storage().data_ptr()
     ys = y.untyped_storage().data_ptr()
     if xs != ys:
