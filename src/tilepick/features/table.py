@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilepick.config import VENDOR_FAMILIES
 from tilepick.features.columns import FAMILY_CODES, Columns
 
 FEATURE_SCHEMA_VERSION = 1
@@ -249,7 +250,7 @@ FEATURES: tuple[Feature, ...] = (
     F("log2_roofline_us", "problem", lambda c: np.log2(c.roofline_us), "log2 of it"),
     # -- config -------------------------------------------------------------------------------
     F("family_code", "config", lambda c: c.family_code, "kernel family", categorical=True),
-    F("is_vendor", "config", lambda c: _is(c, ("gemm.cublas",)), "vendor library (cuBLAS)"),
+    F("is_vendor", "config", lambda c: _is(c, VENDOR_FAMILIES), "vendor library (cuBLAS)"),
     F("is_tma", "config", lambda c: _is(c, _TMA_FAMILIES), "loads through TMA descriptors"),
     F("is_persistent", "config", lambda c: _is(c, ("gemm.tma_persistent",)),
       "persistent grid (one program per SM)"),
