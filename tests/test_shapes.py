@@ -65,7 +65,8 @@ def test_token_counts_include_powers_of_two_and_odd_values():
 
 
 # -- determinism, duplicates, caps ---------------------------------------------------------------
-SEEDED = ["llm", "random", "tall_skinny", "k_heavy", "train", "validation", "mixed"]
+SEEDED = ["llm", "random", "tall_skinny", "k_heavy", "train", "validation", "mixed",
+          "train_extra"]
 
 
 @pytest.mark.parametrize("name", sorted(S.NAMED_SETS))
@@ -156,6 +157,24 @@ def test_split_pools_do_not_depend_on_requested_sizes(split):
     big_train, _ = S.training_and_validation("bf16", "rr", seed=0, n_train=2500, n_val=50)
     assert len(big_train) == 2500
     assert not mnk(big_train) & mnk(val)
+
+
+def test_train_extra_adds_new_weight_shapes_only_for_training():
+    """train_extra: the extra models' projections, never a held-out weight shape, never a
+    problem of the train or validation pools, and the split itself unchanged by them."""
+    extra = S.train_extra("bf16", "rr", 0)
+    train, val = S.training_and_validation("bf16", "rr", 0, None, None)
+    assert not mnk(extra) & (mnk(train) | mnk(val))
+    held = {(p.n, p.k) for name, cfg in S.MODELS.items() if cfg.family in S.HOLDOUT_FAMILIES
+            for p in S.llm_projections(name)}
+    assert not {(p.n, p.k) for p in extra} & held
+    new_nk = {(p.n, p.k) for p in extra} - {(p.n, p.k) for p in train}
+    assert len(new_nk) >= 40, "the extra models should bring weight shapes training lacks"
+    gemma2_9b_qkv = ((16 + 2 * 8) * 256, 3584)
+    assert gemma2_9b_qkv in {(p.n, p.k) for p in extra}
+    assert not set(S.EXTRA_MODELS) & set(S.MODELS)   # the split's model table is untouched
+    few = S.train_extra("bf16", "rr", 0, count=100)
+    assert len(few) == 100 and len({(p.n, p.k) for p in few}) >= 50   # round-robin over (N, K)
 
 
 # -- problem files ---------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ __all__ = [
     "MAX_MATRIX_ELEMENTS", "MAX_PROBLEM_BYTES", "ModelConfig", "MODELS", "HOLDOUT_FAMILIES",
     "Projection", "llm_projections", "token_counts", "within_caps", "llm", "square",
     "random_loguniform", "tall_skinny", "k_heavy", "edge_cases", "mixed",
-    "training_and_validation", "NAMED_SETS", "problem_set", "resolve_problems",
+    "training_and_validation", "train_extra", "EXTRA_MODELS", "NAMED_SETS", "problem_set", "resolve_problems",
     "ProblemFileError", "read_problem_file", "write_problem_file",
     "DEFAULT_N_TRAIN", "DEFAULT_N_VAL",
 ]
@@ -128,6 +128,34 @@ MODELS: dict[str, ModelConfig] = {c.name: c for c in (
     # T5 (v1.0): ReLU MLP, d_kv = 64; its "LM head" is the tied vocabulary projection.
     _m("t5-base", "t5", 768, 3072, 12, 12, 64, 32128, gated=False, source="google-t5/t5-base"),
     _m("t5-large", "t5", 1024, 4096, 16, 16, 64, 32128, gated=False, source="google-t5/t5-large"),
+)}
+
+#: Training-only models (``--problems train_extra``): more weight shapes (N, K) for training,
+#: from families the validation set never holds. Kept out of MODELS so that the train /
+#: validation split of :func:`training_and_validation`, whose problems are measured, stays as it
+#: is. Numbers as published in each source's config.json (entered by hand, not fetched; the
+#: Gemma-2 ones were checked against a public transformers config): re-check with the source.
+EXTRA_MODELS: dict[str, ModelConfig] = {c.name: c for c in (
+    _m("llama3.2-1b", "llama3", 2048, 8192, 32, 8, 64, 128256, source="meta-llama/Llama-3.2-1B"),
+    _m("llama3.2-3b", "llama3", 3072, 8192, 24, 8, 128, 128256, source="meta-llama/Llama-3.2-3B"),
+    _m("gemma2-2b", "gemma2", 2304, 9216, 8, 4, 256, 256000, source="google/gemma-2-2b"),
+    _m("gemma2-9b", "gemma2", 3584, 14336, 16, 8, 256, 256000, source="google/gemma-2-9b"),
+    _m("gemma2-27b", "gemma2", 4608, 36864, 32, 16, 128, 256000, source="google/gemma-2-27b"),
+    _m("mistral-nemo-12b", "mistral", 5120, 14336, 32, 8, 128, 131072,
+       source="mistralai/Mistral-Nemo-Base-2407"),
+    _m("mixtral-8x22b", "mistral", 6144, 16384, 48, 8, 128, 32768, experts=8, top_k=2,
+       source="mistralai/Mixtral-8x22B-v0.1"),
+    _m("yi-34b", "yi", 7168, 20480, 56, 8, 128, 64000, source="01-ai/Yi-34B"),
+    _m("deepseek-llm-7b", "deepseek", 4096, 11008, 32, 32, 128, 102400,
+       source="deepseek-ai/deepseek-llm-7b-base"),
+    _m("deepseek-llm-67b", "deepseek", 8192, 22016, 64, 8, 128, 102400,
+       source="deepseek-ai/deepseek-llm-67b-base"),
+    _m("falcon-7b", "falcon", 4544, 18176, 71, 1, 64, 65024, gated=False,
+       source="tiiuae/falcon-7b"),
+    _m("opt-6.7b", "opt", 4096, 16384, 32, 32, 128, 50272, gated=False,
+       source="facebook/opt-6.7b"),
+    _m("starcoder2-15b", "starcoder2", 6144, 24576, 48, 4, 128, 49152, gated=False,
+       source="bigcode/starcoder2-15b"),
 )}
 
 #: Families whose weight shapes only ever appear in validation (see training_and_validation).
@@ -311,12 +339,15 @@ def _model_names(models: Iterable[str] | None) -> list[str]:
 
 
 def _llm_entries(dtype, layout: str, seed: int, m_values: Sequence[int] | None,
-                 models: Iterable[str] | None) -> list[tuple[Projection, GemmProblem]]:
+                 models: Iterable[str] | None, configs: Iterable[ModelConfig] | None = None
+                 ) -> list[tuple[Projection, GemmProblem]]:
     ms = sorted(set(token_counts(seed) if m_values is None else (int(m) for m in m_values)))
     col = _Collector(dtype, layout)
     out = []
-    for name in _model_names(models):
-        for proj in llm_projections(name):
+    if configs is None:
+        configs = [MODELS[name] for name in _model_names(models)]
+    for cfg in configs:
+        for proj in llm_projections(cfg):
             for m in ms:
                 if col.add(m, proj.n, proj.k):
                     out.append((proj, col.items[-1]))
@@ -558,6 +589,24 @@ def training_and_validation(dtype="bf16", layout: str = "rr", seed: int = 0,
     return train, val
 
 
+def train_extra(dtype="bf16", layout: str = "rr", seed: int = 0,
+                count: int | None = None) -> list[GemmProblem]:
+    """More training problems: the projections of :data:`EXTRA_MODELS` at every token count,
+    without any weight shape (N, K) of the held-out families, any (M, N, K) of the validation
+    pool, or any of the ``train`` pool (measured or measurable there already). ``count`` takes
+    that many round-robin over the weight shapes (seeded); sorted by (N, K, M)."""
+    held_nk = {(proj.n, proj.k) for name in _model_names(HOLDOUT_FAMILIES)
+               for proj in llm_projections(name)}
+    train, val = training_and_validation(dtype, layout, seed, None, None)
+    taken = {_mnk(p) for p in train} | {_mnk(p) for p in val}
+    entries = [((p.n, p.k), p) for _, p in _llm_entries(dtype, layout, seed, None, None,
+                                                         EXTRA_MODELS.values())
+               if (p.n, p.k) not in held_nk and _mnk(p) not in taken]
+    n = len(entries) if count is None else min(count, len(entries))
+    return sorted(_round_robin(entries, n, _rng(seed, "train_extra")),
+                  key=lambda p: (p.n, p.k, p.m))
+
+
 def mixed(dtype="bf16", layout: str = "rr", seed: int = 0,
           count: int | None = 1000) -> list[GemmProblem]:
     """A blend of every generator (40% LLM, 25% random, 10% each square / tall-skinny /
@@ -632,6 +681,7 @@ NAMED_SETS: dict[str, ProblemSetFn] = {
     "edge": edge_cases,
     "train": _named_train,
     "validation": _named_validation,
+    "train_extra": train_extra,
     "mixed": mixed,
 }
 
