@@ -210,9 +210,12 @@ def test_evaluate_writes_the_report(model_dir, data_dir, tmp_path):
         assert sum(v["problems"] for v in model[key].values()) == model["problems"], key
     assert set(model["by_layout"]) == {"rr"}
     assert set(model["by_winner_family"]) <= set(config.FAMILIES) | {"gemm.cublas"}
-    for f in ("evaluation.json", "report.md", "efficiency_cdf.png", "predicted_vs_measured.png",
-              "worst_problems.png"):
+    for f in ("evaluation.json", "report.md", "report.html", "efficiency_cdf.png",
+              "predicted_vs_measured.png", "worst_problems.png"):
         assert (tmp_path / "report" / f).stat().st_size > 0, f
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<table>" in page
+    assert '<img alt="efficiency_cdf.png" src="efficiency_cdf.png"' in page
     md = (tmp_path / "report" / "report.md").read_text()
     assert baselines.TUTORIAL in md and baselines.NVMH_TOP8 in md and "coverage" in md
     assert "Model top-1 by family of the best config" in md
@@ -281,6 +284,8 @@ def test_validate_scores_the_shipped_model_on_held_out_problems(model_dir, tmp_p
     _check_nvmh(rep)
     md = (tmp_path / "report" / "validation.md").read_text()
     assert baselines.TUTORIAL in md and baselines.NVMH_TOP1 in md
+    page = (tmp_path / "report" / "validation.html").read_text()
+    assert "<table>" in page and baselines.TUTORIAL in page
     assert (tmp_path / "report" / "efficiency_cdf.png").stat().st_size > 0
 
 

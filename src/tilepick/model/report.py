@@ -1,6 +1,7 @@
 """The evaluation report (a markdown page and three small PNG plots, matplotlib Agg) and the
 validation report (a markdown page and the efficiency CDF): one methods table and one CDF
-for both, so a method added to one shows in the other the same way."""
+for both, so a method added to one shows in the other the same way. Each page is also
+written as standalone HTML (python-markdown), for reading in a browser beside its plots."""
 
 from __future__ import annotations
 
@@ -20,6 +21,31 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+_HTML = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>body {{font-family: sans-serif; max-width: 72em; margin: 2em auto; padding: 0 1em}}
+table {{border-collapse: collapse; margin: 1em 0}} th, td {{border: 1px solid #bbb;
+padding: 0.25em 0.6em; text-align: right}} th:first-child, td:first-child {{text-align: left}}
+img {{max-width: 100%}} code {{background: #f3f3f3}}</style></head>
+<body>
+{body}
+</body></html>
+"""
+
+
+def write_page(out: Path, name: str, lines: list[str]) -> None:
+    """``name``.md and ``name``.html (same content; images are the PNGs beside them)."""
+    import html
+
+    import markdown
+
+    text = "\n".join(lines) + "\n"
+    (out / f"{name}.md").write_text(text)
+    title = next((ln.lstrip("# ") for ln in lines if ln.startswith("# ")), name)
+    body = markdown.markdown(text, extensions=["tables"])
+    (out / f"{name}.html").write_text(_HTML.format(title=html.escape(title), body=body))
 
 
 def _save(out: Path, fig, name: str, files: list) -> None:
@@ -106,7 +132,7 @@ def write_report(out: Path, report: dict, tables: dict, measured, predicted, wor
     lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
     if report.get("todo"):
         lines += ["", "## TODO", ""] + [f"- {t} (not run in this pass)" for t in report["todo"]]
-    (out / "report.md").write_text("\n".join(lines) + "\n")
+    write_page(out, "report", lines)
 
 
 def _coverage(cov: dict) -> str:
@@ -175,4 +201,4 @@ def write_validation_report(out: Path, report: dict, tables: dict) -> None:
                   f"{_pct(top1['top5_hit_rate'])}).", ""]
     lines += methods_lines(report["methods"], report.get("unavailable", {}))
     lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
-    (out / "validation.md").write_text("\n".join(lines) + "\n")
+    write_page(out, "validation", lines)
