@@ -287,6 +287,42 @@ def test_matmul_out_checks_survive_the_signature_cache():
         tilepick.matmul(a, b, out=[1, 2], dispatcher=d)
 
 
+def test_module_under_torch_compile_calls_the_custom_op():
+    """An nn.Module that uses tilepick.linear compiles in one graph (fullgraph) through the
+    custom op tilepick::matmul, and gives the eager result; the op runs the dispatcher."""
+    class Proj(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(24, 40).bfloat16(), requires_grad=False)
+
+        def forward(self, x):
+            return tilepick.linear(x, self.weight)
+
+    seen = []
+
+    def backend(gm, example_inputs):   # records the graph, runs it as is
+        seen.extend(str(n.target) for n in gm.graph.nodes)
+        return gm.forward
+
+    dev = SimulatedDevice()
+    d = Dispatcher(mode="heuristic", device=dev, predictor=None, user_db=None, hw=HW, env=ENV)
+    tilepick.set_dispatcher(d)
+    try:
+        m = Proj()
+        x = torch.randn(3, 40).bfloat16()
+        eager = m(x)
+        torch._dynamo.reset()
+        compiled = torch.compile(m, backend=backend, fullgraph=True)(x)
+    finally:
+        tilepick.set_dispatcher(None)
+        torch._dynamo.reset()
+    assert any("tilepick.matmul" in t for t in seen), seen
+    torch.testing.assert_close(compiled, eager)
+    torch.testing.assert_close(eager.float(), x.float() @ m.weight.float().t(), rtol=2e-2,
+                               atol=5e-2)
+    assert len(dev.launched) == 2   # eager and compiled calls both went through the dispatcher
+
+
 def test_custom_op_fake_shape():
     from torch._subclasses.fake_tensor import FakeTensorMode
 
