@@ -21,7 +21,7 @@ import numpy as np
 from tilepick.features import current_spec
 from tilepick.model import cv, metrics
 from tilepick.model.dataset import load
-from tilepick.model.objectives import BASE_PARAMS, NUM_ROUNDS, OBJECTIVES
+from tilepick.model.objectives import BASE_PARAMS, NUM_ROUNDS
 from tilepick.model.ranking import CascadeSettings, cascade_keys
 
 DATA = ["/work/main/data/gemm/bf16/h200/train_rr", "/work/main/data/gemm/bf16/h200/train_rc"]

@@ -206,6 +206,8 @@ def test_evaluate_writes_the_report(model_dir, data_dir, tmp_path):
     assert set(rep["methods"]["model top-1"]["by_m"]) <= {s for s, _, _ in metrics.M_SLICES}
     # slices by layout and by the family of each problem's fastest config cover every problem
     model = rep["methods"]["model top-1"]
+    assert model["top1_accuracy"] <= model["ties_rate"] <= model["top5_hit_or_tie_rate"] <= 1
+    assert "Within the re-timing noise band" in (tmp_path / "report" / "report.md").read_text()
     for key in ("by_layout", "by_winner_family"):
         assert sum(v["problems"] for v in model[key].values()) == model["problems"], key
     assert set(model["by_layout"]) == {"rr"}
@@ -368,7 +370,7 @@ def test_tie_hits_count_candidates_inside_the_noise_band():
     first, then 99. Problem 1: best 50, then 40, no spread; the model ranks 40 first."""
     from types import SimpleNamespace
 
-    from tilepick.model.validate import _tie_hits
+    from tilepick.model.metrics import tie_hits as _tie_hits
 
     ds = SimpleNamespace(frame=pd.DataFrame({"retime_spread": [0.02, 0.0, 0.0, 0.0, 0.0]}),
                          tflops=np.array([100.0, 99.0, 90.0, 50.0, 40.0]),

@@ -94,6 +94,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     folds = [cv.Fold(f.train[pooled.served], f.test[pooled.served]) for f in folds]
     model_table = res.table
     methods = {"model top-1": _method(ds, model_table)}
+    methods["model top-1"].update(metrics.tie_rates(ds, res.keys))
     for k in TOP_K:
         methods[f"model top-{k} benchmarked"] = _method(ds, model_table, f"top{k}_efficiency")
     static, leaders = static_scores(ds, folds)

@@ -115,7 +115,8 @@ def write_report(out: Path, report: dict, tables: dict, measured, predicted, wor
              f"{report['folds']}-fold GroupKFold by shape (M, N, K); every number is out of fold.",
              "", f"Rule: {report['rule']}.", "",
              f"Ranking as shipped: cascade {report['cascade']}.", "",
-             ] + methods_lines(report["methods"], report.get("unavailable", {}))
+             ] + _tie_lines(report["methods"]["model top-1"]) \
+        + methods_lines(report["methods"], report.get("unavailable", {}))
     counts = {s: v["problems"] for s, v in report["methods"]["model top-1"].get("by_m", {}).items()}
     lines += ["", f"Problems per slice: {counts}.", "",
               f"R2 of log time (predicted TFLOP/s, every candidate): "
@@ -133,6 +134,17 @@ def write_report(out: Path, report: dict, tables: dict, measured, predicted, wor
     if report.get("todo"):
         lines += ["", "## TODO", ""] + [f"- {t} (not run in this pass)" for t in report["todo"]]
     write_page(out, "report", lines)
+
+
+def _tie_lines(top1: dict) -> list[str]:
+    """The model's hit rates counted at the resolution of the measurement (ties)."""
+    if "ties_rate" not in top1:
+        return []
+    return [f"Within the re-timing noise band of the best: the model's top-1 on "
+            f"{_pct(top1['ties_rate'])} of the problems (strict top-1 accuracy "
+            f"{_pct(top1['top1_accuracy'])}); one of its top 5 on "
+            f"{_pct(top1.get('top5_hit_or_tie_rate'))} (strict top-5 hit "
+            f"{_pct(top1['top5_hit_rate'])}).", ""]
 
 
 def _coverage(cov: dict) -> str:
@@ -192,13 +204,7 @@ def write_validation_report(out: Path, report: dict, tables: dict) -> None:
     lines = [f"# Validation of {report['model']}", "",
              f"{report['problems']} held-out problems, {report['rows']} measured rows "
              f"(every valid config measured).", "", f"Rule: {report['rule']}.", ""]
-    top1 = report["methods"]["model top-1"]
-    if "ties_rate" in top1:
-        lines += [f"Within the re-timing noise band of the best: the model's top-1 on "
-                  f"{_pct(top1['ties_rate'])} of the problems (strict top-1 accuracy "
-                  f"{_pct(top1['top1_accuracy'])}); one of its top 5 on "
-                  f"{_pct(top1.get('top5_hit_or_tie_rate'))} (strict top-5 hit "
-                  f"{_pct(top1['top5_hit_rate'])}).", ""]
+    lines += _tie_lines(report["methods"]["model top-1"])
     lines += methods_lines(report["methods"], report.get("unavailable", {}))
     lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
     write_page(out, "validation", lines)

@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from tilepick.model import baselines, metrics
 from tilepick.model.dataset import load
@@ -34,34 +33,6 @@ def model_scores(predictor, ds) -> np.ndarray:
         lo, hi = ds.starts[i], ds.starts[i] + ds.sizes[i]
         scores[lo:hi] = [pred.get(cid, np.nan) for cid in ds.config_ids[lo:hi]]
     return scores
-
-
-def _ties(ds, table: pd.DataFrame) -> np.ndarray:
-    """Per problem: is the pick within the measured noise band of the best?"""
-    spread = ds.frame["retime_spread"].to_numpy(dtype=np.float64) \
-        if "retime_spread" in ds.frame else np.zeros(len(ds))
-    spread = np.nan_to_num(spread, nan=0.0)
-    best = ds.best_row[table["problem"].to_numpy()]
-    pick = table["pick_row"].to_numpy()
-    band = np.maximum(spread[best], spread[pick])
-    return table["efficiency"].to_numpy() >= 1.0 / (1.0 + band) - 1e-12
-
-
-def _tie_hits(ds, scores: np.ndarray, k: int) -> np.ndarray:
-    """Per problem: is one of the model's first ``k`` measured candidates the best or tied
-    with it (within the larger of the two candidates' re-timing spreads)? The strict top-5
-    hit rate asks for the very fastest of ~800 configs, many of them inside each other's
-    noise; this is the same question asked at the resolution of the measurement."""
-    spread = np.nan_to_num(ds.frame["retime_spread"].to_numpy(dtype=np.float64), nan=0.0) \
-        if "retime_spread" in ds.frame else np.zeros(len(ds))
-    s = np.where(np.isnan(scores), -np.inf, scores)
-    out = np.zeros(ds.n_problems, dtype=bool)
-    for i, (lo, size) in enumerate(zip(ds.starts, ds.sizes)):
-        rows = lo + np.argsort(-s[lo:lo + size], kind="stable")[:k]
-        best = ds.best_row[i]
-        band = np.maximum(spread[best], spread[rows])
-        out[i] = bool(np.any(ds.tflops[rows] >= ds.tflops[best] / (1.0 + band) - 1e-12))
-    return out
 
 
 def validate(model_dir, data_paths, out_dir=None) -> dict:
@@ -81,8 +52,7 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
         return s
 
     methods = {"model top-1": summary(table)}
-    methods["model top-1"]["ties_rate"] = float(np.mean(_ties(ds, table)))
-    methods["model top-1"]["top5_hit_or_tie_rate"] = float(np.mean(_tie_hits(ds, scores, 5)))
+    methods["model top-1"].update(metrics.tie_rates(ds, scores))
     for k in TOP_K:
         methods[f"model top-{k} benchmarked"] = summary(table, f"top{k}_efficiency")
     extra, extra_effs = baselines.methods(ds, summary, table["efficiency"])
