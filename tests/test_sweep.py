@@ -3,6 +3,7 @@ after a crash, invalid-row recording, and the ``sweep`` / ``data`` commands."""
 
 import json
 import random
+from pathlib import Path
 from collections import Counter
 
 import pytest
@@ -566,6 +567,13 @@ def test_cli_sweep_measures_a_datasets_problems_with_the_model_picks(tmp_path):
                               str(tmp_path / "nope")] + quiet_args)
     assert res.exit_code == 2 and "--model-top" in res.output
     assert not (tmp_path / "x").exists()
+    # a model of another dtype than the problems
+    bf16_model = Path(__file__).resolve().parent.parent / "models" / "gemm_bf16_h200"
+    res = runner.invoke(app, ["sweep", "--problems", str(csv), "--out", str(tmp_path / "z"),
+                              "--model-top", "2", "--model", str(bf16_model)]
+                        + quiet_args)
+    assert res.exit_code == 2 and "ranks bf16 problems" in res.output
+    assert not (tmp_path / "z").exists()
     # a dataset without problems of the asked dtype/layout
     res = runner.invoke(app, ["sweep", "--problems", str(first), "--out", str(tmp_path / "y"),
                               "--layout", "rc"] + quiet_args)

@@ -217,7 +217,9 @@ def sweep(problems: str = typer.Option(..., "--problems",
         from tilepick.model.artifacts import ModelError
 
         try:
-            ModelPicks(model_top, model).predictor(plist[0].dtype_token)
+            picks = ModelPicks(model_top, model)
+            for tok in dict.fromkeys(p.dtype_token for p in plist):
+                picks.predictor(tok)
         except ModelError as exc:
             typer.echo(f"error: --model-top: {exc}", err=True)
             raise typer.Exit(2)

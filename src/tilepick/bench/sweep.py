@@ -154,8 +154,14 @@ class ModelPicks:
         from tilepick.model import Predictor
 
         if dtype not in self._predictors:
-            self._predictors[dtype] = Predictor.load(arch=DEFAULT_ARCH, dtype=dtype,
-                                                     model_dir=self.model_dir, strict=False)
+            from tilepick.model.artifacts import ModelError
+
+            pred = Predictor.load(arch=DEFAULT_ARCH, dtype=dtype, model_dir=self.model_dir,
+                                  strict=False)
+            if pred.dtype != dtype:
+                raise ModelError(f"model {pred.model_dir} ranks {pred.dtype} problems; the "
+                                 f"sweep has {dtype} ones")
+            self._predictors[dtype] = pred
         return self._predictors[dtype]
 
     def __call__(self, problem: GemmProblem) -> list[KernelConfig]:
