@@ -170,6 +170,8 @@ def test_pooled_dtypes_are_trained_on_and_only_the_served_one_is_scored(data_dir
     assert pred.dtype == "fp16" and pred.rank(GemmProblem(300, 5000, 2000, dtype="fp16"))
     with pytest.raises(ModelError, match="ranks fp16"):
         pred.rank(GemmProblem(300, 5000, 2000))
+    with pytest.raises(dataset.DataError, match="pooled in"):
+        evaluate([fp16], out)                # the pool's bf16 rows are part of the recipe
     rep = evaluate([data_dir, fp16], out)   # re-trains on the pool, scores fp16 only
     assert rep["problems"] == 18 and rep["pooled_dtypes"] == ["bf16"]
     assert rep["methods"]["cuBLAS alone"]["problems"] == 18

@@ -27,7 +27,7 @@ import pandas as pd
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.model import baselines, cv, metrics
 from tilepick.model.artifacts import check_spec, read_json
-from tilepick.model.dataset import Dataset, load
+from tilepick.model.dataset import DataError, Dataset, load
 from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES
 from tilepick.model.ranking import CascadeSettings, Calibration, score_gaps
 from tilepick.model.train import TrainOptions, evaluate_objective, scale_out_of_fold
@@ -82,7 +82,12 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
                         rounds=int(params.get("rounds", NUM_ROUNDS)), params=overrides,
                         retimed_weight=float(params.get("retimed_weight", 1.0)),
                         cascade=CascadeSettings(**meta["cascade"]))
-    pooled = load(data_paths, meta["dtype"], meta["arch"], manifest.get("pooled_dtypes", ()))
+    want_pool = list(manifest.get("pooled_dtypes", ()))
+    pooled = load(data_paths, meta["dtype"], meta["arch"], want_pool)
+    missing = sorted(set(want_pool) - set(pooled.pooled_dtypes))
+    if missing:   # the recipe includes those rows: without them this is another recipe
+        raise DataError(f"{model_dir.name} was trained with {missing} rows pooled in; give "
+                        f"--data that holds them too (got {[str(p) for p in data_paths]})")
     log(f"data: {len(pooled)} rows, {pooled.n_problems} problems "
         f"({int(pooled.served.sum())} {pooled.dtype}); re-training {opts.folds} fold models "
         f"({obj.name})")
