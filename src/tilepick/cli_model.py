@@ -146,7 +146,7 @@ def register(app: typer.Typer) -> None:
     def evaluate(data: list[str] = typer.Option(..., "--data", help="parquet file or folder"),
                  model: str = typer.Option(..., "--model", help="model directory"),
                  out: str = typer.Option(..., "--out", help="report directory")):
-        """Out-of-fold evaluation of a model's recipe vs baselines; JSON + markdown + PNGs."""
+        """Out-of-fold evaluation of a model's recipe vs baselines; JSON, markdown + HTML, PNGs."""
         from tilepick.model.artifacts import ModelError
         from tilepick.model.dataset import DataError
         from tilepick.model.evaluate import evaluate as run_evaluate
