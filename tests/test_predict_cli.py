@@ -89,6 +89,9 @@ def test_predict_json_contract_with_the_whole_space(runner, tmp_path, m, n, k, l
     shutil.copytree(MODEL, model, ignore=shutil.ignore_patterns("report", "validation"))
     meta = json.loads((model / "predictor.json").read_text())
     trained = meta["catalog"] if isinstance(meta["catalog"], list) else meta["trained_configs"]
+    # half of the trained list: the shipped data may by now cover every config of a shape,
+    # and the point is that configs outside the list are ranked too
+    trained = trained[::2]
     meta.update(version=2, catalog="space", trained_configs=trained,
                 cascade=CascadeSettings.for_catalog("space").to_dict())
     (model / "predictor.json").write_text(json.dumps(meta))
