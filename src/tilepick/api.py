@@ -46,6 +46,17 @@ def _signature(a, b) -> tuple:
     return sig
 
 
+def _served(a, b, out=None) -> GemmProblem | None:
+    """The checked problem of ``a @ b`` (into ``out``), or None for what torch serves instead."""
+    try:
+        problem = GemmProblem.from_tensors(a, b, out)
+    except UnsupportedProblem:
+        return None
+    if problem.dtype is DType.FP8:
+        raise UnsupportedProblem("fp8 GEMMs need per-tensor scales, which matmul does not take")
+    return problem
+
+
 def _problem(a, b) -> tuple | None:
     """(problem, output shape, output dtype) of ``a @ b`` with a packed new output, or None if
     tilepick does not serve it; remembered per tensor signature (the hot path)."""
@@ -54,12 +65,7 @@ def _problem(a, b) -> tuple | None:
         return _problems[sig]
     except KeyError:
         pass
-    try:
-        problem = GemmProblem.from_tensors(a, b)
-    except UnsupportedProblem:
-        problem = None
-    if problem is not None and problem.dtype is DType.FP8:
-        raise UnsupportedProblem("fp8 GEMMs need per-tensor scales, which matmul does not take")
+    problem = _served(a, b)
     entry = None
     if problem is not None:
         shape = (problem.batch, problem.m, problem.n) if a.dim() == 3 else (problem.m, problem.n)
@@ -82,13 +88,7 @@ def _out_problem(a, b, out) -> GemmProblem | None:
     try:
         problem = _out_problems[sig]
     except KeyError:
-        try:
-            problem = GemmProblem.from_tensors(a, b, out)
-        except UnsupportedProblem:
-            problem = None
-        if problem is not None and problem.dtype is DType.FP8:
-            raise UnsupportedProblem("fp8 GEMMs need per-tensor scales, which matmul does not take")
-        _out_problems[sig] = problem
+        problem = _out_problems[sig] = _served(a, b, out)
         return problem
     for name, t in (("a", a), ("b", b)):
         if overlaps(out, t):
