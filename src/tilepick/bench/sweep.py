@@ -140,9 +140,10 @@ def sample_configs(problem: GemmProblem, n: int | None, rng: random.Random,
 class ModelPicks:
     """The Triton configs a trained model ranks best for a problem: measured on top of the
     random sample (``--model-top``), they put into the data what the model believes, so its
-    mistakes become training rows (a random sample of ~100 of ~1,000 configs rarely holds a
-    problem's best Triton config, and a ranker trained on such samples learns that cuBLAS
-    wins where it does not). Ranking runs on the CPU: no CUDA context before compilation."""
+    mistakes become training rows; cheap next to a random sample, so a sweep can afford more
+    problems with fewer random configs each (density alone did not help the model:
+    BENCHMARKS, "Does sampling density limit the model?"). Ranking runs on the CPU: no CUDA
+    context before compilation."""
 
     def __init__(self, n: int, model_dir: str | None = None,
                  families: list[str] | None = None):
