@@ -343,6 +343,22 @@ def test_group_kfold_never_splits_a_shape(tmp_path):
     assert (tested == 1).all()
 
 
+def test_minority_layout_rows_are_weighted():
+    rows = synthetic_rows(SHAPES[:6], per_problem=4)
+    for r in synthetic_rows(SHAPES[:2], seed=1, per_problem=4):   # 2 rc problems against 6 rr
+        rows.append({**r, **problem_fields(GemmProblem(r["m"], r["n"], r["k"], layout="rc"))})
+    ds = dataset.build(dataset.clean(pd.DataFrame(rows), "bf16", "h200"), HW)
+    layout = ds.frame["layout"].to_numpy()
+    retimed = ds.frame["retimed"].to_numpy(bool)
+    assert cv.sample_weights(ds, 1.0, 1.0) is None
+    w = cv.sample_weights(ds, 2.0, 6.0)
+    np.testing.assert_array_equal(w, np.where(retimed, 2.0, 1.0) * np.where(layout == "rc", 6, 1))
+    only_rr = ds.subset_problems(ds.frame["layout"].to_numpy()[ds.starts] == "rr")
+    assert cv.sample_weights(only_rr, 1.0, 6.0) is None   # one layout: nothing to balance
+    with pytest.raises(ValueError, match="minority_layout_weight"):
+        TrainOptions(minority_layout_weight=-1)
+
+
 # -- data cleaning -------------------------------------------------------------------------------
 
 

@@ -119,7 +119,10 @@ def register(app: typer.Typer) -> None:
                                               help="continue the model in --out with this data"),
               pool: list[str] = typer.Option(
                   [], "--pool-dtype", help="also learn from this dtype's rows in --data "
-                  "(repeatable; scored on --dtype only), e.g. --dtype fp16 --pool-dtype bf16")):
+                  "(repeatable; scored on --dtype only), e.g. --dtype fp16 --pool-dtype bf16"),
+              minority_layout_weight: Optional[float] = typer.Option(
+                  None, "--minority-layout-weight", help="rows of the layouts other than the "
+                  "data's most common one count this many times (default 6; 1: no weighting)")):
         """Train and compare objectives on shape-grouped folds; write the best model."""
         from tilepick.model.artifacts import ModelError
         from tilepick.model.dataset import DataError
@@ -132,7 +135,9 @@ def register(app: typer.Typer) -> None:
             opts = TrainOptions(objective=objective, folds=folds, seed=seed,
                                 rounds=rounds or NUM_ROUNDS, warm_start=warm_start,
                                 pool=tuple(pool),
-                                **({"catalog": catalog} if catalog else {}))
+                                **({"catalog": catalog} if catalog else {}),
+                                **({"minority_layout_weight": minority_layout_weight}
+                                   if minority_layout_weight is not None else {}))
             result = run_train(data, dtype, arch, out, opts,
                                log=lambda m: typer.echo(m, err=True))
         except (DataError, ModelError, ValueError) as exc:

@@ -32,7 +32,7 @@ _STAGE2_OFFSET = 1e9
 @dataclass(frozen=True)
 class CascadeSettings:
     stage1_trees: int = 5
-    stage2_top: int = 8
+    stage2_top: int = 32
     uncertainty_top: int = 4
     uncertainty_trees: int = 10
 
@@ -43,10 +43,15 @@ class CascadeSettings:
     def for_catalog(cls, catalog: str) -> "CascadeSettings":
         """Default settings for a catalog (see :data:`tilepick.model.artifacts.CATALOGS`).
 
-        Chosen by fidelity to the full model, which needs no measurements: on 600 random
-        shapes (rr and rc) the shipped model's cascade pick equals its all-trees pick in 93% of
-        the problems with the trained catalog and stage2_top 8; with the whole space that takes
-        stage2_top 64 (8: 69%, 16: 81%, 32: 86%, 64: 93%), at ~+40 us a new problem.
+        Chosen by fidelity to the full model, which needs no measurements: how often the
+        cascade's pick equals the all-trees pick on random shapes. With the whole space
+        (~350 valid candidates a median problem) 8 kept 69%, 16 81%, 32 86%, 64 93% (600 rr
+        and rc shapes, model of commit 2619a92), at ~+40 us a new problem. The trained catalog
+        grew with the training data (59 valid candidates a median problem at 424 trained
+        configs; ~290 at 1,002): stage2_top 8, enough at first (93%), kept 86% (bf16) / 89%
+        (fp16) / 95% (fp8) of the full model's picks with the models of commit 0591a23, 32
+        keeps 96% / 98% / 99.5% (16: 92 / 94 / 98; 64: 99 / 99 / 100), on 600 bf16 and 400
+        fp16 and fp8 random shapes (session 6; BENCHMARKS.md, "Prediction latency").
         """
         return cls(stage2_top=64) if catalog == "space" else cls()
 

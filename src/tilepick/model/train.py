@@ -37,6 +37,9 @@ class TrainOptions:
     rounds: int = NUM_ROUNDS
     params: dict = field(default_factory=dict)
     retimed_weight: float = 2.0
+    # rows of the less common layouts count this many times (cv.sample_weights); 6 won out of
+    # fold over 1, 3 and 10 on the pooled bf16 data (BENCHMARKS.md)
+    minority_layout_weight: float = 6.0
     catalog: str = artifacts.DEFAULT_CATALOG
     cascade: CascadeSettings | None = None   # None: CascadeSettings.for_catalog(catalog)
     warm_start: bool = False
@@ -47,6 +50,9 @@ class TrainOptions:
     def __post_init__(self):
         if self.catalog not in artifacts.CATALOGS:
             raise ValueError(f"unknown catalog {self.catalog!r}: {', '.join(artifacts.CATALOGS)}")
+        for name in ("retimed_weight", "minority_layout_weight"):
+            if not getattr(self, name) > 0:   # NaN too
+                raise ValueError(f"{name} must be a positive number, got {getattr(self, name)}")
         if self.cascade is None:
             self.cascade = CascadeSettings.for_catalog(self.catalog)
 
@@ -94,7 +100,7 @@ def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: 
     s1 = opts.cascade.stage1_trees
     for fold in folds:
         booster = cv.fit(ds.subset_problems(fold.train), obj, opts.params, opts.rounds,
-                         opts.retimed_weight)
+                         opts.retimed_weight, minority_layout_weight=opts.minority_layout_weight)
         rows = (fold.test & ds.served)[ds.problem_index]
         stage1[rows] = booster.predict(ds.x[rows], raw_score=True, num_iteration=s1)
         full[rows] = booster.predict(ds.x[rows], raw_score=True)
@@ -170,9 +176,11 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
     obj = OBJECTIVES[default]
     if previous is not None:
         final = cv.fit(ds, obj, opts.params, opts.warm_rounds, opts.retimed_weight,
-                       init_model=previous.booster)
+                       init_model=previous.booster,
+                       minority_layout_weight=opts.minority_layout_weight)
     else:
-        final = cv.fit(ds, obj, opts.params, opts.rounds, opts.retimed_weight)
+        final = cv.fit(ds, obj, opts.params, opts.rounds, opts.retimed_weight,
+                       minority_layout_weight=opts.minority_layout_weight)
     scale = fit_scale(ds)
     trained = sorted(set(ds.config_ids) | (set(previous.trained_configs) if previous else set()))
     layouts = sorted(set(ds.frame["layout"]) | (set(previous.layouts) if previous else set()))
