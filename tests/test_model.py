@@ -343,6 +343,19 @@ def test_group_kfold_never_splits_a_shape(tmp_path):
     assert (tested == 1).all()
 
 
+def test_trained_catalog_keeps_configs_that_competed(data_dir):
+    from tilepick.model.train import catalog_configs
+
+    ds = dataset.load([data_dir], "bf16", "h200")
+    best_rel = pd.Series(ds.rel).groupby(ds.config_ids).max()
+    kept = catalog_configs(ds, 0.95)
+    assert set(kept) == set(best_rel.index[best_rel >= 0.95]) | {"gemm.cublas"}
+    assert 0 < len(kept) < len(best_rel)              # the synthetic data has also-rans
+    assert catalog_configs(ds, 0.0) == sorted(best_rel.index)
+    with pytest.raises(ValueError, match="catalog_min_rel"):
+        TrainOptions(catalog_min_rel=1.5)
+
+
 def test_minority_layout_rows_are_weighted():
     rows = synthetic_rows(SHAPES[:6], per_problem=4)
     for r in synthetic_rows(SHAPES[:2], seed=1, per_problem=4):   # 2 rc problems against 6 rr

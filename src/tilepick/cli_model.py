@@ -122,7 +122,10 @@ def register(app: typer.Typer) -> None:
                   "(repeatable; scored on --dtype only), e.g. --dtype fp16 --pool-dtype bf16"),
               minority_layout_weight: Optional[float] = typer.Option(
                   None, "--minority-layout-weight", help="rows of the layouts other than the "
-                  "data's most common one count this many times (default 6; 1: no weighting)")):
+                  "data's most common one count this many times (default 6; 1: no weighting)"),
+              catalog_min_rel: Optional[float] = typer.Option(
+                  None, "--catalog-min-rel", help="the trained catalog keeps configs within "
+                  "this fraction of some training problem's best (default 0.8; 0: all)")):
         """Train and compare objectives on shape-grouped folds; write the best model."""
         from tilepick.model.artifacts import ModelError
         from tilepick.model.dataset import DataError
@@ -137,7 +140,9 @@ def register(app: typer.Typer) -> None:
                                 pool=tuple(pool),
                                 **({"catalog": catalog} if catalog else {}),
                                 **({"minority_layout_weight": minority_layout_weight}
-                                   if minority_layout_weight is not None else {}))
+                                   if minority_layout_weight is not None else {}),
+                                **({"catalog_min_rel": catalog_min_rel}
+                                   if catalog_min_rel is not None else {}))
             result = run_train(data, dtype, arch, out, opts,
                                log=lambda m: typer.echo(m, err=True))
         except (DataError, ModelError, ValueError) as exc:

@@ -35,7 +35,8 @@ MAX_MODEL_BYTES = 10 * 2**20
 PREDICTOR_VERSION = 2   # 2: "catalog" names the pool ("trained" | "space"); 1 listed it
 
 # What the Predictor ranks for a problem (before the per-problem validity rules):
-# "trained": the configs its training data measured (its ``trained_configs``);
+# "trained": the configs its training data measured that came within ``catalog_min_rel`` of
+#            some problem's best (its ``trained_configs``, see train.catalog_configs);
 # "space": every config of every family's declared space (config.SPACES) and cuBLAS.
 CATALOGS = ("trained", "space")
 DEFAULT_CATALOG = "trained"
@@ -162,7 +163,8 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
         "served_problems": int(ds.served.sum()), "catalog": opts.catalog,
         "configs_in_catalog": (len(trained_configs) if opts.catalog == "trained"
                                else len(space_configs())),
-        "configs_in_training_data": len(trained_configs),
+        "configs_in_training_data": len(set(ds.config_ids)),
+        "catalog_min_rel": opts.catalog_min_rel,
         "parameters": {"lightgbm": _lgb_params(objective, opts), "rounds": opts.rounds,
                        "retimed_weight": opts.retimed_weight,
                        "minority_layout_weight": opts.minority_layout_weight, "folds": opts.folds,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import lightgbm as lgb
 import numpy as np
 
+from tilepick.config import VENDOR_FAMILIES, KernelConfig
 from tilepick.features import FEATURE_NAMES
 from tilepick.model import artifacts, cv, metrics
 from tilepick.model.dataset import Dataset, load
@@ -27,6 +28,7 @@ from tilepick.model.ranking import (CascadeSettings, Calibration, cascade_keys, 
 from tilepick.model.scale import fit_scale, problem_rows
 
 COMPARED = ("log1p", "normalized", "lambdarank")
+VENDOR_IDS = frozenset(KernelConfig(f).id for f in VENDOR_FAMILIES)
 
 
 @dataclass
@@ -40,6 +42,10 @@ class TrainOptions:
     # rows of the less common layouts count this many times (cv.sample_weights); 6 won out of
     # fold over 1, 3 and 10 on the pooled bf16 data (BENCHMARKS.md)
     minority_layout_weight: float = 6.0
+    # the trained catalog keeps the configs that came within this fraction of the best on at
+    # least one training problem (cuBLAS always): the rest never competed, and each costs
+    # prediction time on every new problem (catalog_configs)
+    catalog_min_rel: float = 0.8
     catalog: str = artifacts.DEFAULT_CATALOG
     cascade: CascadeSettings | None = None   # None: CascadeSettings.for_catalog(catalog)
     warm_start: bool = False
@@ -53,6 +59,8 @@ class TrainOptions:
         for name in ("retimed_weight", "minority_layout_weight"):
             if not getattr(self, name) > 0:   # NaN too
                 raise ValueError(f"{name} must be a positive number, got {getattr(self, name)}")
+        if not 0 <= self.catalog_min_rel <= 1:
+            raise ValueError(f"catalog_min_rel must be within [0, 1], got {self.catalog_min_rel}")
         if self.cascade is None:
             self.cascade = CascadeSettings.for_catalog(self.catalog)
 
@@ -141,6 +149,23 @@ def feature_importance(booster: lgb.Booster) -> list[dict]:
     return sorted(rows, key=lambda r: -r["gain"])
 
 
+def catalog_configs(ds: Dataset, min_rel: float) -> list[str]:
+    """The configs that reached ``min_rel`` x the best measured speed of at least one problem
+    of ``ds`` (any dtype of a pool), and the vendor configs, sorted.
+
+    Why prune: the trained catalog grew with the sampled pools to ~1,900 configs (~300 valid
+    candidates a median problem), which pushed the ranking of a new problem past its 1 ms
+    budget; a third of them never came within 80% of any problem's best in 3,539 problems.
+    On the held-out sets the best config inside the pruned catalog is within 0.2% of the best
+    overall (BENCHMARKS.md, "Prediction latency")."""
+    import pandas as pd
+
+    best = pd.Series(ds.rel).groupby(np.asarray(ds.config_ids)).max()
+    keep = set(best.index[best.to_numpy() >= min_rel - 1e-12])
+    keep |= {c for c in best.index if c in VENDOR_IDS}
+    return sorted(keep)
+
+
 def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
           log=lambda msg: None) -> dict:
     """Train, compare and write a model directory; returns the cv_metrics dict."""
@@ -182,7 +207,8 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
         final = cv.fit(ds, obj, opts.params, opts.rounds, opts.retimed_weight,
                        minority_layout_weight=opts.minority_layout_weight)
     scale = fit_scale(ds)
-    trained = sorted(set(ds.config_ids) | (set(previous.trained_configs) if previous else set()))
+    trained = sorted(set(catalog_configs(ds, opts.catalog_min_rel))
+                     | (set(previous.trained_configs) if previous else set()))
     layouts = sorted(set(ds.frame["layout"]) | (set(previous.layouts) if previous else set()))
     cv_metrics = {
         "evaluation": {
