@@ -64,7 +64,7 @@ def sample_weights(ds: Dataset, retimed_weight: float,
     times; rows of every layout other than the data's most common one (by problems) count
     ``minority_layout_weight`` times, so that a layout with a tenth of the problems (bf16 rc:
     330 against 3,209 rr) is not ranked as an afterthought of the other (BENCHMARKS.md,
-    "Weighting the minority layout"). Data of one layout is unaffected."""
+    "Session 6: weighting the minority layout, ..."). Data of one layout is unaffected."""
     w = np.ones(len(ds))
     if retimed_weight != 1.0:
         w = np.where(ds.frame["retimed"].to_numpy(bool), retimed_weight, 1.0)

@@ -48,7 +48,7 @@ class CascadeSettings:
         (~350 valid candidates a median problem) 8 kept 69%, 16 81%, 32 86%, 64 93% (600 rr
         and rc shapes, model of commit 2619a92), at ~+40 us a new problem. The trained catalog
         grew with the training data (59 valid candidates a median problem at 424 trained
-        configs; ~290 at 1,002): stage2_top 8, enough at first (93%), kept 86% (bf16) / 89%
+        configs; ~290 at 1,892): stage2_top 8, enough at first (93%), kept 86% (bf16) / 89%
         (fp16) / 95% (fp8) of the full model's picks with the models of commit 0591a23, 32
         keeps 96% / 98% / 99.5% (16: 92 / 94 / 98; 64: 99 / 99 / 100), on 600 bf16 and 400
         fp16 and fp8 random shapes (session 6; BENCHMARKS.md, "Prediction latency").

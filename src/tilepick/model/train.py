@@ -157,7 +157,8 @@ def catalog_configs(ds: Dataset, min_rel: float) -> list[str]:
     candidates a median problem), which pushed the ranking of a new problem past its 1 ms
     budget; a third of them never came within 80% of any problem's best in 3,539 problems.
     On the held-out sets the best config inside the pruned catalog is within 0.2% of the best
-    overall (BENCHMARKS.md, "Prediction latency")."""
+    overall (BENCHMARKS.md, "Session 6: weighting the minority layout, a wider cascade, a
+    pruned catalog"; the latency itself under "Prediction latency")."""
     import pandas as pd
 
     best = pd.Series(ds.rel).groupby(np.asarray(ds.config_ids)).max()
