@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from tilepick.data.io import read_frame
+from tilepick.model.artifacts import catalog_of, read_json
 
 
 def main() -> None:
@@ -27,8 +28,7 @@ def main() -> None:
     args = ap.parse_args()
     catalog = set()
     if args.model:
-        meta = json.loads((Path(args.model) / "predictor.json").read_text())
-        catalog = set(meta["trained_configs"])
+        catalog = set(catalog_of(read_json(Path(args.model) / "predictor.json"))[1])
     else:
         for path in args.train:
             catalog |= set(read_frame(path).config_id)

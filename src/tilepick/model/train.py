@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import lightgbm as lgb
 import numpy as np
 
-from tilepick.config import VENDOR_FAMILIES, KernelConfig
+from tilepick.config import VENDOR_FAMILIES
 from tilepick.features import FEATURE_NAMES
 from tilepick.model import artifacts, cv, metrics
 from tilepick.model.dataset import Dataset, load
@@ -28,7 +28,6 @@ from tilepick.model.ranking import (CascadeSettings, Calibration, cascade_keys, 
 from tilepick.model.scale import fit_scale, problem_rows
 
 COMPARED = ("log1p", "normalized", "lambdarank")
-VENDOR_IDS = frozenset(KernelConfig(f).id for f in VENDOR_FAMILIES)
 
 
 @dataclass
@@ -163,7 +162,7 @@ def catalog_configs(ds: Dataset, min_rel: float) -> list[str]:
 
     best = pd.Series(ds.rel).groupby(np.asarray(ds.config_ids)).max()
     keep = set(best.index[best.to_numpy() >= min_rel - 1e-12])
-    keep |= {c for c in best.index if c in VENDOR_IDS}
+    keep |= {c for c in best.index if c in VENDOR_FAMILIES}   # a vendor's id is its family
     return sorted(keep)
 
 
