@@ -372,6 +372,29 @@ def test_minority_layout_rows_are_weighted():
         TrainOptions(minority_layout_weight=-1)
 
 
+def test_strata_are_balanced_by_problem_count():
+    # 6 problems of which only odd-K ones are unaligned (A's row stride K * 2 bytes % 16 != 0)
+    shapes = [(64, 256, 256), (128, 512, 512), (256, 256, 1024), (512, 128, 256),
+              (64, 256, 257), (128, 512, 1001)]
+    rows = synthetic_rows(shapes, per_problem=4)
+    ds = dataset.build(dataset.clean(pd.DataFrame(rows), "bf16", "h200"), HW)
+    st = cv.strata(ds)
+    assert sorted(st) == ["rr/aligned"] * 4 + ["rr/unaligned"] * 2
+    assert [s.endswith("unaligned") for s in st] == [
+        GemmProblem.from_key(k).k % 8 != 0 for k in ds.problem_keys]
+    retimed = ds.frame["retimed"].to_numpy(bool)
+    unaligned = np.isin(ds.problem_index, np.flatnonzero(np.char.endswith(st, "unaligned")))
+    w = cv.sample_weights(ds, 2.0, 1.0, stratum_balance=1.0)
+    np.testing.assert_allclose(w, np.where(retimed, 2.0, 1.0) * np.where(unaligned, 2.0, 1.0))
+    w = cv.sample_weights(ds, 1.0, 1.0, stratum_balance=0.5)
+    np.testing.assert_allclose(w, np.where(unaligned, 2.0 ** 0.5, 1.0))
+    assert cv.sample_weights(ds, 1.0, 1.0, stratum_balance=0.0) is None
+    only_aligned = ds.subset_problems(~np.char.endswith(st, "unaligned"))
+    assert cv.sample_weights(only_aligned, 1.0, 1.0, stratum_balance=1.0) is None
+    with pytest.raises(ValueError, match="stratum_balance"):
+        TrainOptions(stratum_balance=-0.5)
+
+
 # -- data cleaning -------------------------------------------------------------------------------
 
 

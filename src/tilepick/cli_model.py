@@ -122,7 +122,10 @@ def register(app: typer.Typer) -> None:
                   "(repeatable; scored on --dtype only), e.g. --dtype fp16 --pool-dtype bf16"),
               minority_layout_weight: Optional[float] = typer.Option(
                   None, "--minority-layout-weight", help="rows of the layouts other than the "
-                  "data's most common one count this many times (default 6; 1: no weighting)"),
+                  "data's most common one count this many times (default 1: no weighting)"),
+              stratum_balance: Optional[float] = typer.Option(
+                  None, "--stratum-balance", help="a stratum (layout x TMA-aligned strides) of "
+                  "n problems counts (n_max / n) ** this (default 1; 0: off)"),
               catalog_min_rel: Optional[float] = typer.Option(
                   None, "--catalog-min-rel", help="the trained catalog keeps configs within "
                   "this fraction of some training problem's best (default 0.8; 0: all)")):
@@ -141,6 +144,8 @@ def register(app: typer.Typer) -> None:
                                 **({"catalog": catalog} if catalog else {}),
                                 **({"minority_layout_weight": minority_layout_weight}
                                    if minority_layout_weight is not None else {}),
+                                **({"stratum_balance": stratum_balance}
+                                   if stratum_balance is not None else {}),
                                 **({"catalog_min_rel": catalog_min_rel}
                                    if catalog_min_rel is not None else {}))
             result = run_train(data, dtype, arch, out, opts,

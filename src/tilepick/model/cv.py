@@ -13,6 +13,7 @@ import lightgbm as lgb
 import numpy as np
 
 from tilepick.features import current_spec
+from tilepick.features.compute import FEATURE_NAMES
 from tilepick.model.dataset import DataError, Dataset
 from tilepick.model.objectives import NUM_ROUNDS, Objective
 
@@ -58,13 +59,27 @@ def _lgb_dataset(ds: Dataset, obj: Objective, weights: np.ndarray | None) -> lgb
     return data
 
 
+def strata(ds: Dataset) -> np.ndarray:
+    """Per problem: its layout and whether its strides meet the TMA rules (the feature
+    ``tma_aligned``), e.g. ``rc/aligned``. Why these two: the kernels' speed order changes most
+    across them (a pointer config that wins aligned LLM shapes ran 22x slower than the best on
+    an rc shape with K = 12,674), and LLM-heavy data holds few unaligned problems."""
+    aligned = ds.x[ds.starts, FEATURE_NAMES.index("tma_aligned")] > 0
+    layout = ds.frame["layout"].to_numpy()[ds.starts].astype(str)
+    return np.char.add(layout, np.where(aligned, "/aligned", "/unaligned"))
+
+
 def sample_weights(ds: Dataset, retimed_weight: float,
-                   minority_layout_weight: float = 1.0) -> np.ndarray | None:
+                   minority_layout_weight: float = 1.0,
+                   stratum_balance: float = 0.0) -> np.ndarray | None:
     """Row weights: re-timed rows (median over interleaved rounds) count ``retimed_weight``
     times; rows of every layout other than the data's most common one (by problems) count
-    ``minority_layout_weight`` times, so that a layout with a tenth of the problems (bf16 rc:
-    330 against 3,209 rr) is not ranked as an afterthought of the other (BENCHMARKS.md,
-    "Session 6: weighting the minority layout, ..."). Data of one layout is unaffected."""
+    ``minority_layout_weight`` times, so that a layout with a tenth of the problems (bf16 rc
+    had 330 against 3,209 rr) is not ranked as an afterthought of the other (BENCHMARKS.md,
+    "Session 6: weighting the minority layout, ..."; not needed since rc has 1,785). Data of
+    one layout is unaffected. ``stratum_balance`` P: the rows of a stratum (:func:`strata`)
+    of n problems count (n_max / n) ** P times, n_max being the largest stratum's count (0:
+    off; 1: every stratum weighs as much as the largest; BENCHMARKS.md, "Session 7")."""
     w = np.ones(len(ds))
     if retimed_weight != 1.0:
         w = np.where(ds.frame["retimed"].to_numpy(bool), retimed_weight, 1.0)
@@ -72,13 +87,18 @@ def sample_weights(ds: Dataset, retimed_weight: float,
         layout = ds.frame["layout"].to_numpy()
         names, counts = np.unique(layout[ds.starts], return_counts=True)
         w = w * np.where(layout == names[np.argmax(counts)], 1.0, minority_layout_weight)
+    if stratum_balance != 0.0:
+        names, inverse, counts = np.unique(strata(ds), return_inverse=True, return_counts=True)
+        factor = (counts.max() / counts) ** stratum_balance
+        w = w * factor[inverse][ds.problem_index]
     return None if np.all(w == 1.0) else w
 
 
 def fit(ds: Dataset, obj: Objective, params: dict | None = None, rounds: int = NUM_ROUNDS,
         retimed_weight: float = 1.0, init_model: lgb.Booster | None = None,
-        minority_layout_weight: float = 1.0) -> lgb.Booster:
+        minority_layout_weight: float = 1.0, stratum_balance: float = 0.0) -> lgb.Booster:
     """Train one booster on every row of ``ds`` (``init_model``: continue boosting it)."""
-    data = _lgb_dataset(ds, obj, sample_weights(ds, retimed_weight, minority_layout_weight))
+    data = _lgb_dataset(ds, obj, sample_weights(ds, retimed_weight, minority_layout_weight,
+                                                    stratum_balance))
     return lgb.train(obj.params(params), data, num_boost_round=rounds, init_model=init_model,
                      keep_training_booster=False)

@@ -83,6 +83,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
                         retimed_weight=float(params.get("retimed_weight", 1.0)),
                         # manifests from before the option: every row counted once
                         minority_layout_weight=float(params.get("minority_layout_weight", 1.0)),
+                        stratum_balance=float(params.get("stratum_balance", 0.0)),
                         cascade=CascadeSettings(**meta["cascade"]))
     want_pool = list(manifest.get("pooled_dtypes", ()))
     pooled = load(data_paths, meta["dtype"], meta["arch"], want_pool)

@@ -38,9 +38,14 @@ class TrainOptions:
     rounds: int = NUM_ROUNDS
     params: dict = field(default_factory=dict)
     retimed_weight: float = 2.0
-    # rows of the less common layouts count this many times (cv.sample_weights); 6 won out of
-    # fold over 1, 3 and 10 on the pooled bf16 data (BENCHMARKS.md)
-    minority_layout_weight: float = 6.0
+    # rows of the less common layouts count this many times (cv.sample_weights). 6 won out of
+    # fold when bf16 had 330 rc problems against 3,209 rr; with 1,785 rc (session 7) 1, 4 and 6
+    # tie within 0.01 point over two fold seeds, so every row counts once (BENCHMARKS.md)
+    minority_layout_weight: float = 1.0
+    # strata (layout x TMA-aligned strides, cv.strata) of n problems count (n_max / n) ** this:
+    # the rc train_extra data is nearly all aligned LLM shapes, and without balance it made
+    # the unaligned problems' picks worse; 1 won out of fold over 0 and 0.5 (BENCHMARKS.md)
+    stratum_balance: float = 1.0
     # the trained catalog keeps the configs that came within this fraction of the best on at
     # least one training problem (cuBLAS always): the rest never competed, and each costs
     # prediction time on every new problem (catalog_configs)
@@ -58,6 +63,8 @@ class TrainOptions:
         for name in ("retimed_weight", "minority_layout_weight"):
             if not getattr(self, name) > 0:   # NaN too
                 raise ValueError(f"{name} must be a positive number, got {getattr(self, name)}")
+        if not self.stratum_balance >= 0:
+            raise ValueError(f"stratum_balance must be >= 0, got {self.stratum_balance}")
         if not 0 <= self.catalog_min_rel <= 1:
             raise ValueError(f"catalog_min_rel must be within [0, 1], got {self.catalog_min_rel}")
         if self.cascade is None:
@@ -107,7 +114,8 @@ def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: 
     s1 = opts.cascade.stage1_trees
     for fold in folds:
         booster = cv.fit(ds.subset_problems(fold.train), obj, opts.params, opts.rounds,
-                         opts.retimed_weight, minority_layout_weight=opts.minority_layout_weight)
+                         opts.retimed_weight, minority_layout_weight=opts.minority_layout_weight,
+                       stratum_balance=opts.stratum_balance)
         rows = (fold.test & ds.served)[ds.problem_index]
         stage1[rows] = booster.predict(ds.x[rows], raw_score=True, num_iteration=s1)
         full[rows] = booster.predict(ds.x[rows], raw_score=True)
@@ -202,10 +210,12 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
     if previous is not None:
         final = cv.fit(ds, obj, opts.params, opts.warm_rounds, opts.retimed_weight,
                        init_model=previous.booster,
-                       minority_layout_weight=opts.minority_layout_weight)
+                       minority_layout_weight=opts.minority_layout_weight,
+                       stratum_balance=opts.stratum_balance)
     else:
         final = cv.fit(ds, obj, opts.params, opts.rounds, opts.retimed_weight,
-                       minority_layout_weight=opts.minority_layout_weight)
+                       minority_layout_weight=opts.minority_layout_weight,
+                       stratum_balance=opts.stratum_balance)
     scale = fit_scale(ds)
     trained = sorted(set(catalog_configs(ds, opts.catalog_min_rel))
                      | (set(previous.trained_configs) if previous else set()))
