@@ -38,7 +38,7 @@ from tilepick.solvers import SOLVERS
 from tilepick.solvers.triton_gemm import FP8_WGMMA_MAX_K, fp8_wgmma_k_too_long
 
 _CONFIG_FEATURES = tuple(f.name for f in FEATURES if f.kind == "config")
-_PER_PROBLEM = ("hardware", "problem")
+_PER_PROBLEM = ("hardware", "problem")   # one value per problem (hardware: cached per table)
 
 
 def _columns(positions: list[int]):
@@ -135,7 +135,9 @@ class CandidateTable:
         # Column blocks gathered with one fancy index per problem (rows = columns here).
         self._static = np.stack([self.config_features[FEATURE_NAMES[j]] for j in _CONFIG_POS])
         self._inputs = np.stack([self.config_inputs[name] for name in _INPUT_NAMES])
-        self._hardware = hardware_columns(self.hw, self.dtype)
+        # the hardware inputs and features: the same for every problem of the table
+        hardware = compute(Columns(hardware_columns(self.hw, self.dtype)), kinds=("hardware",))
+        self._hardware = dict(hardware.__dict__)
         self.id_array = np.array(self.ids, dtype=object)
         ci = self.config_inputs
         self._bm, self._bn, self._bk = ci["block_m"], ci["block_n"], ci["block_k"]
@@ -202,7 +204,7 @@ class CandidateTable:
         cols = Columns(problem_columns(problem))
         cols.update(self._hardware)
         cols.update(zip(_INPUT_NAMES, self._inputs[:, index]))
-        compute(cols, kinds=_PER_PROBLEM)
+        compute(cols, kinds=("problem",))
         x[:, _PER_PROBLEM_COLS] = np.array([cols[n] for n in _PER_PROBLEM_NAMES], np.float64)
         cols.update(zip(_CONFIG_FEATURES, static))
         compute(cols, kinds=("interaction",))

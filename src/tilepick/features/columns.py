@@ -80,17 +80,18 @@ def hardware_columns(hw: HardwareProfile, dtype: str) -> dict:
         peak = hw.peak_tflops[dtype]
     except KeyError:
         raise ValueError(f"hardware profile {hw.arch} has no peak for dtype {dtype!r}") from None
-    f = np.float64
+    f = float   # Python floats: per-problem formulas on them skip numpy's per-call cost
     return {"sm_count": f(hw.sm_count), "peak_tflops": f(peak),
             "mem_bw_gbps": f(hw.mem_bw_gbps), "smem_per_block": f(hw.smem_per_block),
             "smem_per_sm": f(hw.smem_per_sm), "l2_bytes": f(hw.l2_bytes)}
 
 
 def problem_columns(problem: GemmProblem) -> dict:
-    """numpy float64 scalars of one problem (exact for every size a GPU can hold; numpy scalars
-    so that comparisons in the formulas give numpy booleans, as arrays do)."""
+    """Python float scalars of one problem (exact for every size a GPU can hold). Python's
+    arithmetic on them is ~10x cheaper than numpy's on numpy scalars; formulas that compare or
+    take logarithms of them have a scalar branch (``table._log2``, ``_multiple``, ...)."""
     tok = problem.dtype_token
-    f = np.float64
+    f = float
     return {"m": f(problem.m), "n": f(problem.n), "k": f(problem.k),
             "batch": f(problem.batch), "lda": f(problem.lda), "ldb": f(problem.ldb),
             "ldc": f(problem.ldc), "base_align": f(problem.base_align),
