@@ -1,7 +1,9 @@
 """Out-of-fold effect of ``--minority-layout-weight`` on the pooled bf16 recipe, per layout.
 
-bf16 has 330 rc training problems against 2,809 rr (+ 400 fp16 rr pooled): with every row
-counted once the model ranks rc problems worse (out of fold and on the rc validation set).
+bf16 had 330 rc training problems against 2,809 rr (+ 400 fp16 rr pooled): with every row
+counted once the model ranked rc problems worse (out of fold and on the rc validation set).
+With 1,785 rc problems (session 7) the weights tie (results/layout_weight_s7.jsonl). The
+recipe's other weights (``TrainOptions`` defaults, e.g. ``stratum_balance``) apply as shipped.
 This re-runs the LambdaRank recipe's cross-validation for each weight and fold seed and prints
 the out-of-fold mean / P10 / min efficiency and top-4-benchmarked mean of the rr and the rc
 problems (never the validation sets).
