@@ -7,6 +7,9 @@ first conftest, before any test module (or tilepick) imports triton.
 import os
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
+# Predictors score with LightGBM unless a test asks for compiled trees (test_compiled_trees.py):
+# compiling every small model the tests train would cost seconds each
+os.environ.setdefault("TILEPICK_COMPILED_TREES", "0")
 
 import pytest  # noqa: E402
 
