@@ -29,8 +29,8 @@ import lightgbm as lgb
 import numpy as np
 
 ENV_SWITCH = "TILEPICK_COMPILED_TREES"
-_DOUBLE_P = ctypes.POINTER(ctypes.c_double)
 ENV_CACHE = "TILEPICK_TREE_CACHE"
+_DOUBLE_P = ctypes.POINTER(ctypes.c_double)
 
 
 def enabled() -> bool:

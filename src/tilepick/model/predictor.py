@@ -90,7 +90,7 @@ class Predictor:
                         or partial(self.model.predict, start=0, count=s1))
         self._stage2 = (compiled.compile_iterations(self.model.booster, s1, 0)
                         or partial(self.model.predict, start=s1, count=0))
-        self.compiled_trees = not isinstance(self._stage1, partial)
+        self.compiled_trees = not any(isinstance(f, partial) for f in (self._stage1, self._stage2))
         self.n_folds = int(meta["ensemble"]["fold_models"])
         self.scale_column = int(meta["ensemble"]["scale_column"])
         # the candidate pool: None = the whole space (one table shared by every user)
