@@ -152,7 +152,8 @@ def main():
         problems = suite(args.models.split(","), tuple(int(x) for x in args.m_values.split(",")))
     random.Random(0).shuffle(problems)  # a run cut by the budget still covers the suite evenly
     dbdir = tempfile.mkdtemp()
-    disp = {mode: Dispatcher(mode=mode, device=RealDevice(), user_db=os.path.join(dbdir, f"{mode}.db"))
+    disp = {mode: Dispatcher(mode=mode, device=RealDevice(), user_db=os.path.join(dbdir, f"{mode}.db"),
+                             system_db=None)
             for mode in args.modes.split(",")}
     missing = {p.dtype.value for p in problems
                if any(d.predictor(p.dtype.value) is None for d in disp.values())}

@@ -36,7 +36,7 @@ def main():
     for mode in ("heuristic", "hybrid", "exhaustive"):
         dev = SimulatedDevice.from_frame(df)
         kw = {"k": args.k} if args.k else {}
-        disp = Dispatcher(mode=mode, device=dev, user_db=None, hw=hw, **kw)
+        disp = Dispatcher(mode=mode, device=dev, user_db=None, system_db=None, hw=hw, **kw)
         k = disp.k
         for key in dev.problems():
             p = GemmProblem.from_key(key)

@@ -10,6 +10,8 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 # Predictors score with LightGBM unless a test asks for compiled trees (test_compiled_trees.py):
 # compiling every small model the tests train would cost seconds each
 os.environ.setdefault("TILEPICK_COMPILED_TREES", "0")
+# Dispatchers consult no shipped system perf-db unless a test asks (test_systemdb.py)
+os.environ.setdefault("TILEPICK_SYSTEM_DB", "off")
 
 import pytest  # noqa: E402
 

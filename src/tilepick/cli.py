@@ -369,6 +369,24 @@ def db_import(file: str = typer.Argument(..., help="tuning file written by 'db e
     typer.echo(f"{n} problems imported")
 
 
+@db_app.command("build")
+def db_build(data: list[str] = typer.Option(..., "--data", help="dataset folder or parquet "
+                                            "(repeatable)"),
+             out: str = typer.Option(..., "--out", help="perf-db file to add to, e.g. "
+                                     "models/perfdb_h200.sqlite (the shipped system db)"),
+             exhaustive: bool = typer.Option(False, "--exhaustive", help="the data measured "
+                                             "every valid config of each problem")):
+    """Store measured datasets' winners in a perf-db (how the shipped system db is built)."""
+    from tilepick.dispatch.systemdb import build
+
+    try:
+        summary = build(data, out, exhaustive=exhaustive, log=lambda m: typer.echo(m, err=True))
+    except (OSError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    typer.echo(json.dumps(summary))
+
+
 @db_app.command("clear")
 def db_clear(db: Optional[str] = DB_OPT, yes: bool = typer.Option(False, "--yes")):
     """Delete every entry."""

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from tilepick import solvers
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.dispatch.devices import Device, RealDevice
-from tilepick.dispatch.perfdb import Environment, PerfDb, default_user_db_path
+from tilepick.dispatch.perfdb import (Environment, PerfDb, default_system_db,
+                                      default_user_db_path)
 from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import GemmProblem
 
@@ -73,7 +74,7 @@ class Decision:
 class Dispatcher:
     def __init__(self, mode: str | None = None, device: Device | None = None,
                  predictor="auto", user_db: PerfDb | str | None = "auto",
-                 system_db: PerfDb | str | None = None, k: int = 4, max_k: int = 16,
+                 system_db: PerfDb | str | None = "auto", k: int = 4, max_k: int = 16,
                  hw: HardwareProfile | None = None, env: Environment | None = None):
         self.mode = mode or mode_from_env()
         if self.mode not in MODES:
@@ -86,6 +87,8 @@ class Dispatcher:
         if user_db == "auto":
             user_db = default_user_db_path()
         self.user_db = PerfDb(user_db) if isinstance(user_db, (str, os.PathLike)) else user_db
+        if system_db == "auto":   # the shipped one for this GPU ($TILEPICK_SYSTEM_DB: another, or off)
+            system_db = default_system_db(self.hw.arch)
         self.system_db = (PerfDb(system_db, readonly=True)
                           if isinstance(system_db, (str, os.PathLike)) else system_db)
         self._env = env

@@ -103,6 +103,24 @@ def default_user_db_path() -> Path:
     return base / "tilepick" / "perfdb.sqlite"
 
 
+ENV_SYSTEM_DB = "TILEPICK_SYSTEM_DB"
+
+
+def default_system_db(arch: str) -> Path | None:
+    """``$TILEPICK_SYSTEM_DB`` (a path; ``off`` or empty: none), else the shipped db of the
+    arch (``models/perfdb_<arch>.sqlite``, found like the shipped models), if there is one."""
+    from tilepick.model.artifacts import search_roots
+
+    env = os.environ.get(ENV_SYSTEM_DB)
+    if env is not None:
+        return None if env.strip().lower() in ("", "off", "0", "none") else Path(env)
+    for root in search_roots():
+        path = root / f"perfdb_{arch}.sqlite"
+        if path.is_file():
+            return path
+    return None
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -154,6 +172,11 @@ class PerfDb:
     @property
     def usable(self) -> bool:
         return self._connect() is not None
+
+    @property
+    def error(self) -> str | None:
+        """Why the database is bypassed (None while it is usable)."""
+        return self._broken
 
     @contextlib.contextmanager
     def _write(self):

@@ -1,0 +1,115 @@
+"""The shipped, read-only system perf-db: the measured datasets' winners, for the `db` mode.
+
+Why: the sweeps already measured thousands of problems on the GPU the shipped models serve;
+a user with the same GPU and software stack should get those winners without benchmarking
+(MIOpen ships its find-db the same way). Each dataset row carries its provenance, so a
+problem's record is stored under the environment it was measured in: GPU name, driver, CUDA,
+torch and Triton versions from the row, and the hash of the kernel and solver sources *at the
+commit that measured it* (read from git). Rows measured with kernel sources other than the
+current ones are left out (they describe kernels that no longer exist); records of another
+software stack are kept but only match a machine with that stack (``Environment.key``).
+
+A record holds the problem's fastest measured candidate and the timings of its
+``TOP_TIMINGS`` fastest (re-timed medians where the sweep re-timed them), plus cuBLAS. Its mode
+is ``exhaustive`` for a dataset where every valid config was measured (the validation sets:
+``--exhaustive``), else ``sweep``: the best of a sample (which always holds cuBLAS, the
+tutorial's configs and, for ``train_extra``, the model's top 8), which the `db` and `hybrid`
+modes serve and the `exhaustive` mode does not trust.
+
+    tilepick db build --data data/gemm/bf16/h200/train_rr ... --out models/perfdb_h200.sqlite
+    tilepick db build --exhaustive --data data/gemm/bf16/h200/validation ... --out (same file)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from tilepick.config import VENDOR_FAMILIES
+from tilepick.data.io import read_frame
+from tilepick.dispatch.perfdb import Environment, PerfDb, kernel_source_hash
+
+TOP_TIMINGS = 5
+SOURCE_DIRS = ("kernels", "solvers")   # what kernel_source_hash reads, under src/tilepick
+_PACKAGE = "src/tilepick"
+
+
+def source_hash_at(commit: str, repo: Path) -> str | None:
+    """``kernel_source_hash`` of the sources at ``commit`` (None: git does not know it)."""
+    h = hashlib.sha256()
+    try:
+        for sub in SOURCE_DIRS:
+            listing = subprocess.run(
+                ["git", "-C", str(repo), "ls-tree", "--name-only", f"{commit}:{_PACKAGE}/{sub}"],
+                check=True, capture_output=True, text=True).stdout.split()
+            for name in sorted(n for n in listing if n.endswith(".py")):
+                blob = subprocess.run(
+                    ["git", "-C", str(repo), "show", f"{commit}:{_PACKAGE}/{sub}/{name}"],
+                    check=True, capture_output=True).stdout
+                h.update(name.encode())
+                h.update(blob)
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return None
+    return h.hexdigest()[:16]
+
+
+def _records(frame: pd.DataFrame):
+    """(problem_key, winner, timings) per problem of one environment's rows."""
+    for key, rows in frame.groupby("problem_key", sort=True):
+        rows = rows.sort_values(["time_ms", "config_id"])
+        keep = rows.head(TOP_TIMINGS)
+        vendor = rows[rows["config_id"].isin(VENDOR_FAMILIES) & ~rows.index.isin(keep.index)]
+        timings = {cid: (float(ms), "ok", None) for cid, ms
+                   in zip(pd.concat([keep, vendor])["config_id"],
+                          pd.concat([keep, vendor])["time_ms"])}
+        yield key, str(rows["config_id"].iloc[0]), timings
+
+
+def build(data_paths, out, exhaustive: bool = False, repo: Path | None = None,
+          log=lambda msg: None) -> dict:
+    """Add the datasets' winners to the perf-db at ``out``; returns counts by outcome."""
+    from tilepick.model.dataset import clean, data_files
+
+    repo = repo or Path(__file__).resolve().parents[3]
+    current = kernel_source_hash()
+    frame = pd.concat([read_frame(f) for f in data_files(data_paths)], ignore_index=True)
+    frame = clean(frame)   # valid, meaningful, re-timed medians preferred, one row per config
+    db = PerfDb(out)
+    if not db.usable:
+        raise OSError(f"cannot write the perf-db {out}: {db.error}")
+    env_cols = ["gpu_name", "driver_version", "cuda_version", "torch_version",
+                "triton_version"]
+    hashes = {c: source_hash_at(c, repo) for c in frame["tilepick_commit"].astype(str).unique()}
+    source = frame["tilepick_commit"].astype(str).map(hashes)
+    summary = {"problems": 0, "exhaustive": 0, "sweep": 0,
+               "stale_kernel_source": int(frame.loc[source.notna() & (source != current),
+                                                    "problem_key"].nunique()),
+               "unknown_commit": int(frame.loc[source.isna(), "problem_key"].nunique())}
+    for commit, h in sorted(hashes.items()):
+        if h != current:
+            log(f"rows measured at {commit}: "
+                f"{'not in this repository' if h is None else 'other kernel sources than today'}"
+                ", left out")
+    # a problem some of whose rows were left out is not known exhaustively any more
+    partial = set(frame.loc[source != current, "problem_key"])
+    frame = frame[source == current]
+    for values, rows in frame.groupby(env_cols, sort=True, dropna=False):
+        env = Environment(*(str(v) for v in values), current)
+        for key, winner, timings in _records(rows):
+            mode = "exhaustive" if exhaustive and key not in partial else "sweep"
+            db.record(env, key, winner, mode, timings)
+            summary["problems"] += 1
+            summary[mode] += 1
+        log(f"{rows['problem_key'].nunique()} problems measured on {values[0]} (driver "
+            f"{values[1]}, CUDA {values[2]}, torch {values[3]}, Triton {values[4]}) stored")
+    db.close()
+    # a shipped file is opened read-only: no write-ahead log to replay, no free pages
+    with contextlib.closing(sqlite3.connect(out)) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.execute("VACUUM")
+    return summary
