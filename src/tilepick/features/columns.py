@@ -24,8 +24,15 @@ FAMILY_CODES: tuple[str, ...] = tuple(FAMILIES)
 DTYPE_CODES: tuple[str, ...] = ("fp16", "bf16", "fp32", "tf32", "fp8e4m3")
 LAYOUT_CODES: tuple[str, ...] = tuple(LAYOUTS)
 
-_ITEMSIZE = {"fp16": 2, "bf16": 2, "fp32": 4, "tf32": 4, "fp8e4m3": 1}
-_OUT_ITEMSIZE = {"fp16": 2, "bf16": 2, "fp32": 4, "tf32": 4, "fp8e4m3": 2}
+
+def dtype_of(token: str) -> DType:
+    """The storage dtype of a dtype token (tf32 is fp32 data on tf32 tensor cores)."""
+    return DType.parse("fp32" if token == "tf32" else token)
+
+
+# bytes per element by dtype token, from DType (tf32 runs on fp32 storage)
+_ITEMSIZE = {tok: dtype_of(tok).itemsize for tok in DTYPE_CODES}
+_OUT_ITEMSIZE = {tok: dtype_of(tok).out_dtype.itemsize for tok in DTYPE_CODES}
 
 PROBLEM_INPUTS = ("m", "n", "k", "batch", "lda", "ldb", "ldc", "base_align", "dtype_code",
                   "layout_code", "itemsize", "out_itemsize")
@@ -140,6 +147,3 @@ def frame_columns(frame, hw: HardwareProfile) -> Columns:
     cols.update(hardware_columns(hw, tok))
     return cols
 
-
-def dtype_of(token: str) -> DType:
-    return DType.parse("fp32" if token == "tf32" else token)
