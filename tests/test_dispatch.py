@@ -353,3 +353,21 @@ def test_db_cli(tmp_path):
     r = CliRunner().invoke(app, ["db", "clear", "--yes", "--db", str(path)])
     assert r.exit_code == 0 and PerfDb(path).entries() == []
     assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_db_winner_refused_by_todays_rules_is_not_served(tmp_path, frame, problem_rows):
+    p, rows = problem_rows
+    # a tile far larger than the problem needs: the solver's size rule refuses it
+    too_big = "gemm.ptr.m128n128k128.g8.w8.s3"   # valid on 4096^3, not on 16^3
+    small = GemmProblem(16, 16, 16)
+    assert too_big in {c.id for c in solvers.applicable_configs(GemmProblem(4096, 4096, 4096), HW)}
+    assert too_big not in {c.id for c in solvers.applicable_configs(small, HW)}
+    db = PerfDb(tmp_path / "user.db")
+    db.record(ENV, small.key(), too_big, "hybrid", {too_big: (0.001, "ok", "")})
+    d, dev = make(tmp_path, "db", RankByList(["gemm.cublas"]), frame)
+    decision = d.decide(small)
+    assert decision.config_id == "gemm.cublas" and decision.source == "model"
+    assert d.stats["db_hits"] == 0
+    # a valid stored winner is served
+    db.record(ENV, p.key(), "gemm.cublas", "hybrid", {"gemm.cublas": (0.1, "ok", "")})
+    assert d.decide(p).source == "db" and d.stats["db_hits"] == 1

@@ -22,7 +22,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from tilepick import solvers
-from tilepick.config import VENDOR_FAMILIES
+from tilepick.config import VENDOR_FAMILIES, KernelConfig
 from tilepick.dispatch.devices import Device, RealDevice
 from tilepick.dispatch.perfdb import (Environment, PerfDb, default_system_db,
                                       default_user_db_path)
@@ -143,6 +143,16 @@ class Dispatcher:
                 return rec
         return None
 
+    def _still_valid(self, problem: GemmProblem, config_id: str) -> bool:
+        """A stored winner today's rules accept: records are keyed by the kernel and solver
+        sources, but a tuning file or a hand-built db may hold a config a rule now refuses."""
+        try:
+            config = KernelConfig.from_id(config_id)
+            solvers.SOLVERS[config.family].check(problem, config, self.hw)
+        except (KeyError, ValueError, solvers.NotApplicableError, solvers.ConfigInvalidError):
+            return False
+        return True
+
     def top_k(self, ranked) -> list[str]:
         """The model's top-k, k grown to every candidate within two uncertainties of the best."""
         if not ranked:
@@ -173,7 +183,8 @@ class Dispatcher:
             if rec is not None:
                 self.invalid.setdefault(problem, set()).update(rec.invalid)
                 usable = rec.winner and rec.winner not in rec.invalid and \
-                    (self.mode != "exhaustive" or rec.mode == "exhaustive")
+                    (self.mode != "exhaustive" or rec.mode == "exhaustive") and \
+                    self._still_valid(problem, rec.winner)
                 if usable:
                     self.stats["db_hits"] += 1
                     ranked = [r for r in ranked if r[0] not in rec.invalid]
