@@ -71,15 +71,25 @@ class Environment:
                    info["torch_version"], info["triton_version"], kernel_source_hash())
 
 
+KERNEL_SOURCE_DIRS = ("kernels", "solvers")   # package folders whose sources key the timings
+
+
+def hash_sources(files) -> str:
+    """The source hash of ``files``: (folder, {file name: bytes}) per folder of
+    :data:`KERNEL_SOURCE_DIRS`, in that order; the ``.py`` files count, by name."""
+    h = hashlib.sha256()
+    for _, blobs in files:
+        for name in sorted(n for n in blobs if n.endswith(".py")):
+            h.update(name.encode())
+            h.update(blobs[name])
+    return h.hexdigest()[:16]
+
+
 def kernel_source_hash() -> str:
     """Hash of the kernel and solver sources: a changed kernel invalidates its timings."""
     root = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256()
-    for sub in ("kernels", "solvers"):
-        for f in sorted((root / sub).glob("*.py")):
-            h.update(f.name.encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    return hash_sources((sub, {f.name: f.read_bytes() for f in (root / sub).glob("*.py")})
+                        for sub in KERNEL_SOURCE_DIRS)
 
 
 @dataclass

@@ -23,7 +23,6 @@ modes serve and the `exhaustive` mode does not trust.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -32,30 +31,28 @@ import pandas as pd
 
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.data.io import read_frame
-from tilepick.dispatch.perfdb import Environment, PerfDb, kernel_source_hash
+from tilepick.dispatch.perfdb import (KERNEL_SOURCE_DIRS, Environment, PerfDb, hash_sources,
+                                      kernel_source_hash)
 
 TOP_TIMINGS = 5
-SOURCE_DIRS = ("kernels", "solvers")   # what kernel_source_hash reads, under src/tilepick
 _PACKAGE = "src/tilepick"
 
 
 def source_hash_at(commit: str, repo: Path) -> str | None:
     """``kernel_source_hash`` of the sources at ``commit`` (None: git does not know it)."""
-    h = hashlib.sha256()
+    def git(*args, text=False):
+        return subprocess.run(["git", "-C", str(repo), *args], check=True,
+                              capture_output=True, text=text).stdout
+
+    def folder(sub):
+        names = git("ls-tree", "--name-only", f"{commit}:{_PACKAGE}/{sub}", text=True).split()
+        return sub, {n: git("show", f"{commit}:{_PACKAGE}/{sub}/{n}")
+                     for n in names if n.endswith(".py")}
+
     try:
-        for sub in SOURCE_DIRS:
-            listing = subprocess.run(
-                ["git", "-C", str(repo), "ls-tree", "--name-only", f"{commit}:{_PACKAGE}/{sub}"],
-                check=True, capture_output=True, text=True).stdout.split()
-            for name in sorted(n for n in listing if n.endswith(".py")):
-                blob = subprocess.run(
-                    ["git", "-C", str(repo), "show", f"{commit}:{_PACKAGE}/{sub}/{name}"],
-                    check=True, capture_output=True).stdout
-                h.update(name.encode())
-                h.update(blob)
+        return hash_sources([folder(sub) for sub in KERNEL_SOURCE_DIRS])
     except (subprocess.CalledProcessError, FileNotFoundError):
         return None
-    return h.hexdigest()[:16]
 
 
 def _records(frame: pd.DataFrame):
@@ -64,9 +61,9 @@ def _records(frame: pd.DataFrame):
         rows = rows.sort_values(["time_ms", "config_id"])
         keep = rows.head(TOP_TIMINGS)
         vendor = rows[rows["config_id"].isin(VENDOR_FAMILIES) & ~rows.index.isin(keep.index)]
-        timings = {cid: (float(ms), "ok", None) for cid, ms
-                   in zip(pd.concat([keep, vendor])["config_id"],
-                          pd.concat([keep, vendor])["time_ms"])}
+        stored = pd.concat([keep, vendor])
+        timings = {cid: (float(ms), "ok", None)
+                   for cid, ms in zip(stored["config_id"], stored["time_ms"])}
         yield key, str(rows["config_id"].iloc[0]), timings
 
 
