@@ -104,6 +104,15 @@ def scale_out_of_fold(ds: Dataset, folds: list[cv.Fold]) -> np.ndarray:
     return out
 
 
+def _fit(ds: Dataset, obj: Objective, opts: TrainOptions, rounds: int | None = None,
+          init_model: lgb.Booster | None = None) -> lgb.Booster:
+    """cv.fit with the options' parameters and row weights (every model of a recipe alike)."""
+    return cv.fit(ds, obj, opts.params, opts.rounds if rounds is None else rounds,
+                  opts.retimed_weight, init_model=init_model,
+                  minority_layout_weight=opts.minority_layout_weight,
+                  stratum_balance=opts.stratum_balance)
+
+
 def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: TrainOptions,
                        scale_oof: np.ndarray, keep_models: bool) -> ObjectiveResult:
     """Fold models trained on every dtype of ``ds``; scored on the served dtype's problems."""
@@ -113,9 +122,7 @@ def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: 
     models = []
     s1 = opts.cascade.stage1_trees
     for fold in folds:
-        booster = cv.fit(ds.subset_problems(fold.train), obj, opts.params, opts.rounds,
-                         opts.retimed_weight, minority_layout_weight=opts.minority_layout_weight,
-                       stratum_balance=opts.stratum_balance)
+        booster = _fit(ds.subset_problems(fold.train), obj, opts)
         rows = (fold.test & ds.served)[ds.problem_index]
         stage1[rows] = booster.predict(ds.x[rows], raw_score=True, num_iteration=s1)
         full[rows] = booster.predict(ds.x[rows], raw_score=True)
@@ -208,14 +215,9 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
     chosen = results[default]
     obj = OBJECTIVES[default]
     if previous is not None:
-        final = cv.fit(ds, obj, opts.params, opts.warm_rounds, opts.retimed_weight,
-                       init_model=previous.booster,
-                       minority_layout_weight=opts.minority_layout_weight,
-                       stratum_balance=opts.stratum_balance)
+        final = _fit(ds, obj, opts, opts.warm_rounds, init_model=previous.booster)
     else:
-        final = cv.fit(ds, obj, opts.params, opts.rounds, opts.retimed_weight,
-                       minority_layout_weight=opts.minority_layout_weight,
-                       stratum_balance=opts.stratum_balance)
+        final = _fit(ds, obj, opts)
     scale = fit_scale(ds)
     trained = sorted(set(catalog_configs(ds, opts.catalog_min_rel))
                      | (set(previous.trained_configs) if previous else set()))
