@@ -4,15 +4,20 @@ On a GPU machine: wall time per call of each layer of the hot path, both without
 synchronisation, over many calls (the GPU queue absorbs the kernels; a tiny problem keeps the
 GPU ahead of the host, so what is timed is the host):
 
-1. ``launch``: the solver's launch with a prepared config and output (the floor);
+0. ``triton direct``: the Triton kernel itself, ``kernel[grid](*args, **constexprs)`` with every
+   argument (descriptors included) built once beforehand: the floor, what a hand-written
+   launch of the same kernel on the same tensors costs;
+1. ``launch``: the solver's launch with a prepared config and output (plan lookup, 3-D views,
+   descriptors per call);
 2. ``alloc + launch``: plus allocating the output, as every ``matmul(a, b)`` call does;
 3. ``device.launch``: the dispatcher's device with a config id (id parsing, one more call);
 4. ``dispatcher.run``: the decision-cache lookup and the fallback guard, prepared output;
-5. ``tilepick.matmul``: the public call: problem lookup by tensor signature, output, run;
+5. ``tilepick.matmul``: the public call: the prepared launch found by tensor signature
+   (``Dispatcher.bound``), the output allocated, the kernel launched;
    and, beside the chain, ``tilepick.matmul(out=)`` into a caller's output.
 
-The overhead (5 - 1) is split into the differences of consecutive stages, and a cProfile of
-stage 5 names the functions the time goes to. On a CPU-only machine the same stages run with
+The overhead (5 - 0; and 5 - 1, the figure of sessions 4-7) is split into the differences of
+consecutive stages, and a cProfile of stage 5 names the functions the time goes to. On a CPU-only machine the same stages run with
 a device whose launch does nothing (stage 1 is then empty), which isolates tilepick's own
 Python work from Triton's launch.
 
@@ -35,6 +40,7 @@ from tilepick import solvers
 from tilepick.dispatch import Dispatcher
 from tilepick.dispatch.devices import Device, RealDevice
 from tilepick.problem import GemmProblem
+from tilepick.solvers import triton_gemm
 from tilepick.provenance import collect
 
 
@@ -96,13 +102,19 @@ def main():
     out = torch.empty(64, 64, device=dev, dtype=torch.bfloat16)
     config = solvers.KernelConfig.from_id(cid)
     if gpu:
+        (kernel, grid, kargs, kw), *more = solvers.SOLVERS[config.family].calls(
+            p, config, triton_gemm._as3d(a), triton_gemm._as3d(b), triton_gemm._as3d(out), None, None)
+        if more:
+            raise SystemExit(f"{cid} launches {1 + len(more)} kernels; pick a one-kernel config")
+        direct = lambda: kernel[grid](*kargs, **kw)  # noqa: E731
         launch = lambda: solvers.launch(p, config, a, b, out, check=False)  # noqa: E731
         alloc_launch = lambda: solvers.launch(  # noqa: E731
             p, config, a, b, torch.empty(64, 64, device=dev, dtype=torch.bfloat16), check=False)
     else:
-        launch = lambda: out  # noqa: E731
+        direct = launch = lambda: out  # noqa: E731
         alloc_launch = lambda: torch.empty(64, 64, dtype=torch.bfloat16)  # noqa: E731
     stages = {
+        "triton direct": direct,
         "launch": launch,
         "alloc + launch": alloc_launch,
         "device.launch": lambda: device.launch(p, cid, a, b, out),
@@ -116,7 +128,8 @@ def main():
     names = list(stages)
     steps = {f"{names[i]} - {names[i - 1]}": timed[names[i]]["median_us"]
              - timed[names[i - 1]]["median_us"] for i in range(1, len(names))}
-    overhead = timed["tilepick.matmul"]["median_us"] - timed["launch"]["median_us"]
+    overhead = timed["tilepick.matmul"]["median_us"] - timed["triton direct"]["median_us"]
+    over_launch = timed["tilepick.matmul"]["median_us"] - timed["launch"]["median_us"]
     prof = profile_top(stages["tilepick.matmul"], min(args.calls, 5000))
     print(f"device: {torch.cuda.get_device_name() if gpu else 'CPU (launch stubbed out)'}; "
           f"config {cid}")
@@ -125,7 +138,8 @@ def main():
               f"(min {t['min_us']:.2f}, max {t['max_us']:.2f})")
     for name, dt in steps.items():
         print(f"  {name:40s} {dt:+7.2f} us")
-    print(f"overhead (tilepick.matmul - launch): {overhead:.2f} us/call (target <= 10 us)")
+    print(f"overhead (tilepick.matmul - triton direct): {overhead:.2f} us/call (target <= 10 us); "
+          f"tilepick.matmul - solver launch: {over_launch:.2f} us")
     print(prof)
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -133,6 +147,7 @@ def main():
             "provenance": collect(), "command": "python benchmarks/dispatch_overhead.py "
             f"--calls {args.calls} --config {args.config}", "config": cid,
             "stages": timed, "steps_us": steps, "overhead_us": overhead,
+            "overhead_vs_solver_launch_us": over_launch,
             "profile": prof}, indent=1) + "\n")
 
 

@@ -252,6 +252,50 @@ def test_matmul_api_runs_triton_in_the_interpreter(tmp_path):
     assert z.shape == (2, 5, 24)
 
 
+def test_matmul_repeated_signature_runs_the_prepared_launch():
+    """The second call with the same tensor signature runs the launch prepared on the first
+    (one lookup in ``Dispatcher.bound``) on the new tensors; a changed decision empties it."""
+    a, b = torch.randn(20, 40).bfloat16(), torch.randn(40, 24).bfloat16()
+    p = GemmProblem.from_tensors(a, b)
+    cid = solvers.SOLVERS["gemm.ptr"].default_config(p, HW).id
+    d = Dispatcher(mode="heuristic", predictor=RankByList([cid]), user_db=None, hw=HW, env=ENV)
+    tilepick.matmul(a, b, dispatcher=d)
+    assert len(d.bound) == 1
+    x, y = torch.randn(20, 40).bfloat16(), torch.randn(40, 24).bfloat16()
+    calls = []
+    (launch, *rest), = d.bound.values()
+    d.bound[next(iter(d.bound))] = (lambda *t: calls.append(1) or launch(*t), *rest)
+    z = tilepick.matmul(x, y, dispatcher=d)
+    assert calls == [1]
+    torch.testing.assert_close(z.float(), x.float() @ y.float(), rtol=2e-2, atol=5e-2)
+    out = torch.empty(20, 24, dtype=torch.bfloat16)
+    tilepick.matmul(a, b, out=out, dispatcher=d)      # out= has signatures of its own
+    assert len(d.bound) == 2 and tilepick.matmul(x, y, out=out, dispatcher=d) is out
+    torch.testing.assert_close(out.float(), x.float() @ y.float(), rtol=2e-2, atol=5e-2)
+    d.decide(GemmProblem.from_tensors(a, b.t().contiguous().t()))   # any new decision
+    assert d.bound == {}
+
+
+def test_matmul_prepared_launch_that_fails_falls_back():
+    """A kernel that starts failing after its launch was prepared: the call still returns the
+    right product through the next candidate, the failure is recorded, and the next call
+    prepares the new winner."""
+    a, b = torch.randn(16, 32).bfloat16(), torch.randn(32, 8).bfloat16()
+    p = GemmProblem.from_tensors(a, b)
+    first = solvers.SOLVERS["gemm.ptr"].default_config(p, HW).id
+    dev = SimulatedDevice()
+    d = Dispatcher(mode="heuristic", device=dev, predictor=RankByList([first, "gemm.cublas"]),
+                   user_db=None, hw=HW, env=ENV)
+    tilepick.matmul(a, b, dispatcher=d)
+    assert d.bound and d.cache[p].config_id == first
+    dev.failing.add(first)
+    y = tilepick.matmul(a, b, dispatcher=d)
+    torch.testing.assert_close(y.float(), a.float() @ b.float(), rtol=2e-2, atol=5e-2)
+    assert d.cache[p].config_id != first and first in d.invalid[p] and d.stats["fallbacks"] == 1
+    tilepick.matmul(a, b, dispatcher=d)
+    assert dev.launched[-1] == (p.key(), d.cache[p].config_id) and len(d.bound) == 1
+
+
 def test_matmul_api_bad_and_unsupported_input():
     d = Dispatcher(mode="heuristic", device=SimulatedDevice(), predictor=None, user_db=None,
                    hw=HW, env=ENV)

@@ -185,6 +185,38 @@ def test_case_coverage():
     assert any(".al2" in k for k in repack) and any(".lda" in k for k in repack)
 
 
+def _bind_cases():
+    cases = []
+    with _spaces_built_once():
+        for family, solver in solvers.SOLVERS.items():
+            for layout in ("rr", "rc"):
+                for shape in ("aligned", "odd_ld", "align_min", "batch_odd"):
+                    p = make_problem(shape, "fp16", False, layout)
+                    configs = solver.configs(p, current())
+                    if configs:
+                        c = largest(configs)
+                        cases.append(pytest.param(p, c, id=f"{c.id}-{p.key()}"))
+    return cases
+
+
+@pytest.mark.parametrize("problem, config", _bind_cases())
+def test_bound_launch_matches_launch(problem, config):
+    """``solvers.bind`` (the dispatcher's hot path) prepared on one set of tensors computes
+    the same product as ``launch`` on another set of the same layout: no 3-D views, plans or
+    descriptor checks per call, and nothing of the first tensors kept."""
+    first = make_inputs(problem, "cpu", seed=0)
+    run = solvers.bind(problem, config, first.a, first.b, first.out, first.scale_a, first.scale_b)
+    assert torch.isnan(first.out).all()    # preparing launches nothing
+    inp, ref = make_inputs(problem, "cpu", seed=1), make_inputs(problem, "cpu", seed=1)
+    assert run(inp.a, inp.b, inp.out, inp.scale_a, inp.scale_b) is inp.out
+    solvers.launch(problem, config, ref.a, ref.b, ref.out, ref.scale_a, ref.scale_b)
+    err = rel_error(inp.out, reference(problem, inp))
+    assert err <= tolerance(problem), f"{config} on {problem.key()}: rel. error {err:.3g}"
+    torch.testing.assert_close(inp.out, ref.out, rtol=1e-3, atol=1e-3)
+    assert int((~torch.isnan(output_storage(inp.out))).sum()) == inp.out.numel()
+    assert torch.isnan(first.out).all()
+
+
 # -- more specific kernel behaviour ----------------------------------------------------------
 
 

@@ -57,10 +57,9 @@ def _served(a, b, out=None) -> GemmProblem | None:
     return problem
 
 
-def _problem(a, b) -> tuple | None:
+def _problem(a, b, sig: tuple) -> tuple | None:
     """(problem, output shape, output dtype) of ``a @ b`` with a packed new output, or None if
-    tilepick does not serve it; remembered per tensor signature (the hot path)."""
-    sig = _signature(a, b)
+    tilepick does not serve it; remembered per tensor signature."""
     try:
         return _problems[sig]
     except KeyError:
@@ -77,38 +76,73 @@ def _problem(a, b) -> tuple | None:
 _out_problems: dict[tuple, GemmProblem | None] = {}
 
 
-def _out_problem(a, b, out) -> GemmProblem | None:
-    """The problem of ``a @ b`` into a caller's ``out``, or None if tilepick does not serve it.
-    Shape, dtype, device and stride checks are remembered per signature of the three tensors;
-    aliasing depends on the storage, so it is checked on every call."""
-    if not isinstance(out, torch.Tensor):
-        return GemmProblem.from_tensors(a, b, out)   # raises, naming what out is
-    sig = _signature(a, b) + (out.shape, out.stride(), out.dtype, out.device,
-                              out.data_ptr() & 15)
-    try:
-        problem = _out_problems[sig]
-    except KeyError:
-        problem = _out_problems[sig] = _served(a, b, out)
-        return problem
+def _check_aliasing(a, b, out) -> None:
     for name, t in (("a", a), ("b", b)):
         if overlaps(out, t):
             raise ProblemError(f"out aliases input {name}: the result would overwrite "
                                "an operand while it is read")
-    return problem
+
+
+def _out_problem(a, b, out, sig: tuple) -> GemmProblem | None:
+    """The problem of ``a @ b`` into a caller's ``out``, or None if tilepick does not serve it.
+    Shape, dtype, device and stride checks are remembered per signature of the three tensors;
+    aliasing depends on the storage, so the caller checks it on every call."""
+    try:
+        return _out_problems[sig]
+    except KeyError:
+        problem = _out_problems[sig] = _served(a, b, out)
+        return problem
 
 
 def _run(a, b, out, dispatcher):
+    """The hot path: a repeated tensor signature finds its prepared launch (``Dispatcher.bound``)
+    in one dictionary lookup; anything else (a new signature, a launch that failed) goes through
+    ``Dispatcher.run``, which decides, falls back and records, and then prepares the launch."""
+    d = dispatcher or _default or default_dispatcher()
     if out is None:
-        entry = _problem(a, b)
+        sig = _signature(a, b)
+        fast = d.bound.get(sig)
+        if fast is not None:
+            launch, problem, shape, out_dtype = fast
+            out = torch.empty(shape, dtype=out_dtype, device=a.device)
+            try:
+                return launch(a, b, out)
+            except Exception:   # run() below records the failure and tries the next candidate
+                d.bound.pop(sig, None)
+            return d.run(problem, a, b, out)
+        entry = _problem(a, b, sig)
         if entry is None:
             return torch.matmul(a, b)
         problem, shape, out_dtype = entry
         out = torch.empty(shape, dtype=out_dtype, device=a.device)
-    else:  # a caller's output
-        problem = _out_problem(a, b, out)
-        if problem is None:
-            return torch.matmul(a, b, out=out)
-    return (dispatcher or default_dispatcher()).run(problem, a, b, out)
+        result = d.run(problem, a, b, out)
+        _prepare(d, sig, problem, a, b, out, (problem, shape, out_dtype))
+        return result
+    if not isinstance(out, torch.Tensor):
+        GemmProblem.from_tensors(a, b, out)   # raises, naming what out is
+    sig = _signature(a, b) + (out.shape, out.stride(), out.dtype, out.device, out.data_ptr() & 15)
+    fast = d.bound.get(sig)
+    if fast is not None:
+        _check_aliasing(a, b, out)
+        launch, problem = fast
+        try:
+            return launch(a, b, out)
+        except Exception:
+            d.bound.pop(sig, None)
+        return d.run(problem, a, b, out)
+    problem = _out_problem(a, b, out, sig)
+    if problem is None:
+        return torch.matmul(a, b, out=out)
+    _check_aliasing(a, b, out)
+    result = d.run(problem, a, b, out)
+    _prepare(d, sig, problem, a, b, out, (problem,))
+    return result
+
+
+def _prepare(d: Dispatcher, sig: tuple, problem: GemmProblem, a, b, out, rest: tuple) -> None:
+    launch = d.launcher(problem, a, b, out)
+    if launch is not None:
+        d.bound[sig] = (launch, *rest)
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,

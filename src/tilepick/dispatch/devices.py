@@ -8,6 +8,7 @@ on a CPU against real GPU timings.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from tilepick import solvers
@@ -32,6 +33,11 @@ class Device:
                   scale_b=None) -> dict[str, Outcome]:
         raise NotImplementedError
 
+    def bind(self, problem: GemmProblem, config_id: str, a, b, out, scale_a=None, scale_b=None):
+        """``launch`` of one config prepared for tensors laid out like these (the contract of
+        ``Solver.bind``): a callable ``(a, b, out, scale_a=None, scale_b=None)``."""
+        return functools.partial(self.launch, problem, config_id)
+
 
 class RealDevice(Device):
     """Launch for real; benchmark candidates in interleaved rounds (clock drift hits all)."""
@@ -43,6 +49,9 @@ class RealDevice(Device):
     def launch(self, problem, config_id, a, b, out, scale_a=None, scale_b=None):
         return solvers.launch(problem, KernelConfig.from_id(config_id), a, b, out, scale_a,
                               scale_b, check=False)
+
+    def bind(self, problem, config_id, a, b, out, scale_a=None, scale_b=None):
+        return solvers.bind(problem, config_id, a, b, out, scale_a, scale_b)
 
     def benchmark(self, problem, config_ids, a, b, out, scale_a=None, scale_b=None):
         from tilepick.bench.timing import interleaved

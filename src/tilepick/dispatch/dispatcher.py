@@ -93,6 +93,9 @@ class Dispatcher:
                           if isinstance(system_db, (str, os.PathLike)) else system_db)
         self._env = env
         self.cache: dict[GemmProblem, Decision] = {}
+        # Prepared launches of cached decisions, keyed by the caller's tensor signature
+        # (tilepick.api): emptied whenever a decision changes (``_remember``).
+        self.bound: dict[tuple, tuple] = {}
         self._warned: set[tuple] = set()
         self.invalid: dict[GemmProblem, set[str]] = {}
         self.stats = {"benchmarked": 0, "fallbacks": 0, "db_hits": 0}
@@ -199,7 +202,7 @@ class Dispatcher:
             decision = self._benchmark(problem, cands, ranked, tensors)
         if decision is None:
             decision = Decision(ranked[0][0], source, ranked)
-        self.cache[problem] = decision
+        self._remember(problem, decision)
         return decision
 
     def _benchmark(self, problem, cands, ranked, tensors) -> Decision | None:
@@ -218,7 +221,24 @@ class Dispatcher:
         ranked = [r for r in ranked if r[0] not in bad]
         return Decision(winner, "benchmark", ranked)
 
+    def _remember(self, problem: GemmProblem, decision: Decision) -> None:
+        self.cache[problem] = decision
+        self.bound.clear()   # a prepared launch may be of the decision this one replaces
+
     # -- running --------------------------------------------------------------------------------
+    def launcher(self, problem: GemmProblem, a, b, out, scale_a=None, scale_b=None):
+        """The cached decision's launch prepared for tensors laid out like these, or None (no
+        decision yet, or a device that cannot prepare one). ``tilepick.matmul`` keeps it per
+        tensor signature in ``self.bound``, so a repeated call skips the problem lookup, the
+        decision cache and the launch plan."""
+        decision = self.cache.get(problem)
+        if decision is None:
+            return None
+        try:
+            return self.device.bind(problem, decision.config_id, a, b, out, scale_a, scale_b)
+        except Exception:  # preparing is an optimisation: run() still serves the problem
+            return None
+
     def run(self, problem: GemmProblem, a, b, out, scale_a=None, scale_b=None):
         """Launch the chosen candidate; on failure record it and run the next one."""
         decision = self.cache.get(problem)
@@ -245,6 +265,6 @@ class Dispatcher:
                 self.stats["fallbacks"] += 1
                 continue
             if cid != decision.config_id:
-                self.cache[problem] = Decision(cid, "fallback", decision.ranked)
+                self._remember(problem, Decision(cid, "fallback", decision.ranked))
             return result
         raise RuntimeError(f"every candidate failed for {problem.key()}: {'; '.join(tried)}")

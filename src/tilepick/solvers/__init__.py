@@ -16,7 +16,7 @@ SOLVERS: dict[str, Solver] = {s.family: s for s in (
     CublasSolver())}
 
 __all__ = ["SOLVERS", "Solver", "solver_for", "applicable_configs", "NotApplicableError",
-           "ConfigInvalidError", "launch"]
+           "ConfigInvalidError", "launch", "bind"]
 
 
 def solver_for(config: KernelConfig | str) -> Solver:
@@ -46,3 +46,13 @@ def launch(problem: GemmProblem, config: KernelConfig | str, a, b, out, scale_a=
             require_device(t, name)
         solver.check(problem, config, hw)
     return solver.launch(problem, config, a, b, out, scale_a, scale_b)
+
+
+def bind(problem: GemmProblem, config: KernelConfig | str, a, b, out, scale_a=None,
+         scale_b=None):
+    """A launch of a config already checked for the problem, prepared for tensors laid out like
+    these (``Solver.bind``): the dispatcher's hot path, where the rules and the launch plan have
+    been worked out on the first call and must not cost anything on the next ones."""
+    if isinstance(config, str):
+        config = KernelConfig.from_id(config)
+    return SOLVERS[config.family].bind(problem, config, a, b, out, scale_a, scale_b)

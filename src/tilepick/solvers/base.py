@@ -6,6 +6,7 @@ configs are valid for a problem on a GPU, how much workspace a config needs, and
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 
 from tilepick import config as cfg
@@ -46,6 +47,16 @@ class Solver(ABC):
     def workspace(self, problem: GemmProblem, config: KernelConfig) -> int:
         """Extra device memory the config needs, in bytes."""
         return 0
+
+    def bind(self, problem: GemmProblem, config: KernelConfig, a, b, out, scale_a=None,
+             scale_b=None):
+        """``launch`` with everything that depends only on the problem, the config and the
+        tensors' layout worked out once: a callable ``(a, b, out, scale_a=None, scale_b=None)``
+        for tensors laid out exactly like these (shapes, strides, dtypes, device, 16-byte
+        alignment). The dispatcher's hot path calls it on a repeated tensor signature. This
+        default just forwards to ``launch``; families with per-call setup worth skipping
+        (launch plans, 3-D views, descriptors) override it."""
+        return functools.partial(self.launch, problem, config)
 
     # -- derived ------------------------------------------------------------------------------
     def is_applicable(self, problem: GemmProblem, hw: HardwareProfile | None = None) -> bool:

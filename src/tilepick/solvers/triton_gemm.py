@@ -27,6 +27,8 @@ MAX_MATRIX_ELEMS = 2**31 - 1
 # few K-blocks, such configs are invalid past this K per program.
 FP8_WGMMA_MAX_K = 1 << 18
 FP8_WGMMA_MIN_BLOCK_M = 64
+# elements per program of the split-K reduction kernel
+REDUCE_BLOCK = 1024
 
 
 def fp8_wgmma_k_too_long(fp8, block_m, k_per_program):
@@ -61,9 +63,20 @@ class LaunchPlan:
     grid: tuple
     constexprs: tuple  # sorted (name, value) pairs: hashable, and the compile-cache identity
 
-    @property
+    @functools.cached_property
     def kwargs(self) -> dict:
+        """The constexprs as launch keywords, built once per plan (a launch only reads them)."""
         return dict(self.constexprs)
+
+
+def _clone_descriptor(template, base):
+    """``template`` over another tensor of the same layout, without re-running the descriptor's
+    validation (a few microseconds each, three per launch): ``bind``'s contract is that the
+    tensors have the template's shapes, strides, dtype and 16-byte alignment."""
+    d = object.__new__(type(template))
+    d.__dict__.update(template.__dict__)
+    d.base = base
+    return d
 
 
 class TritonGemmSolver(Solver):
@@ -211,34 +224,68 @@ class PointerSolver(TritonGemmSolver):
         grid = (cdiv(p.m, c.block_m) * cdiv(p.n, c.block_n), c.split_k, p.batch)
         return LaunchPlan(grid, tuple(sorted(constexprs.items())))
 
-    def calls(self, p, c, a, b, out, scale_a, scale_b):
+    def _workspace(self, p: GemmProblem, c: KernelConfig, device):
         import torch
 
-        from tilepick.kernels.gemm_ptr import gemm_ptr_kernel, splitk_reduce_kernel
+        if self.split_mode == 1:
+            return torch.empty(c.split_k * p.batch * p.m * p.n, device=device, dtype=torch.float32)
+        if self.split_mode == 2:
+            return torch.zeros(p.batch * p.m * p.n, device=device, dtype=torch.float32)
+        return None
 
+    def _static(self, p: GemmProblem, c: KernelConfig, a, b, out, has_scale: bool):
+        """What a launch passes besides the tensors, from 3-D views: (grid, size and stride
+        arguments, constexprs) of the GEMM kernel and, for split-K, of the reduction."""
         plan = self.plan(p, c)
         kw = plan.kwargs
-        ws = None
-        if self.split_mode == 1:
-            ws = torch.empty(c.split_k * p.batch * p.m * p.n, device=a.device, dtype=torch.float32)
-        elif self.split_mode == 2:
-            ws = torch.zeros(p.batch * p.m * p.n, device=a.device, dtype=torch.float32)
         # a single batch's stride is never used (program_id(2) == 0): pass 0, always aligned
         sa, sb, sc = a.stride(), b.stride(), out.stride()
         sa0, sb0, sc0 = (sa[0], sb[0], sc[0]) if p.batch > 1 else (0, 0, 0)
         _check_hints(kw, p, sa0, sa[1] if p.a_row_major else sa[2], sb0,
                      sb[1] if p.b_row_major else sb[2], sc0, sc[1])
-        calls = [(gemm_ptr_kernel, plan.grid,
-                  (a, b, out, ws, scale_a, scale_b, p.m, p.n, p.k,
-                   sa0, sa[1], sa[2], sb0, sb[1], sb[2], sc0, sc[1], sc[2]), kw)]
-        if self.split_mode:
-            total = p.batch * p.m * p.n
-            block = 1024
-            calls.append((splitk_reduce_kernel, (cdiv(total, block),),
-                          (ws, out, scale_a, scale_b, p.m, p.n, out.stride(0), out.stride(1), total),
-                          dict(SLICES=c.split_k if self.split_mode == 1 else 1, BLOCK=block,
-                               HAS_SCALE=scale_a is not None, num_warps=4)))
+        main = (plan.grid, (p.m, p.n, p.k, sa0, sa[1], sa[2], sb0, sb[1], sb[2], sc0, sc[1], sc[2]),
+                kw)
+        if not self.split_mode:
+            return main, None
+        total = p.batch * p.m * p.n
+        return main, ((cdiv(total, REDUCE_BLOCK),), (p.m, p.n, sc[0], sc[1], total),
+                      dict(SLICES=c.split_k if self.split_mode == 1 else 1, BLOCK=REDUCE_BLOCK,
+                           HAS_SCALE=has_scale, num_warps=4))
+
+    def calls(self, p, c, a, b, out, scale_a, scale_b):
+        from tilepick.kernels.gemm_ptr import gemm_ptr_kernel, splitk_reduce_kernel
+
+        (grid, args, kw), reduce = self._static(p, c, a, b, out, scale_a is not None)
+        ws = self._workspace(p, c, a.device)
+        calls = [(gemm_ptr_kernel, grid, (a, b, out, ws, scale_a, scale_b, *args), kw)]
+        if reduce is not None:
+            rgrid, rargs, rkw = reduce
+            calls.append((splitk_reduce_kernel, rgrid, (ws, out, scale_a, scale_b, *rargs), rkw))
         return calls
+
+    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        from tilepick.kernels.gemm_ptr import gemm_ptr_kernel, splitk_reduce_kernel
+
+        patch_interpreter()
+        p, c = problem, config
+        (grid, args, kw), reduce = self._static(p, c, _as3d(a), _as3d(b), _as3d(out),
+                                                scale_a is not None)
+        gemm = gemm_ptr_kernel[grid]   # the kernel only reads pointers: no 3-D views per call
+        if reduce is None:
+            def run(a, b, out, scale_a=None, scale_b=None):
+                gemm(a, b, out, None, scale_a, scale_b, *args, **kw)
+                return out
+            return run
+        rgrid, rargs, rkw = reduce
+        finish = splitk_reduce_kernel[rgrid]
+        workspace = self._workspace
+
+        def run_split(a, b, out, scale_a=None, scale_b=None):
+            ws = workspace(p, c, a.device)
+            gemm(a, b, out, ws, scale_a, scale_b, *args, **kw)
+            finish(ws, out, scale_a, scale_b, *rargs, **rkw)
+            return out
+        return run_split
 
 
 class SplitKSolver(PointerSolver):
@@ -293,28 +340,53 @@ class TmaSolver(TritonGemmSolver):
             grid = (tiles, 1, p.batch)
         return LaunchPlan(grid, tuple(sorted(constexprs.items())))
 
+    def _descriptor_specs(self, p: GemmProblem, c: KernelConfig, a, b, out):
+        """(shape, strides, block) of the A, B and C descriptors over 3-D views: a column-major
+        operand is described transposed (its base pointer is the same)."""
+        def spec(t, transposed, block):
+            shape, strides = list(t.shape), list(t.stride())
+            if transposed:
+                shape[1], shape[2], strides[1], strides[2] = shape[2], shape[1], strides[2], strides[1]
+            return shape, strides, block
+
+        bm, bn, bk = c.block_m, c.block_n, c.block_k
+        return (spec(a, False, [1, bm, bk]) if p.a_row_major else spec(a, True, [1, bk, bm]),
+                spec(b, False, [1, bk, bn]) if p.b_row_major else spec(b, True, [1, bn, bk]),
+                spec(out, False, [1, bm, bn]))
+
     def descriptors(self, p: GemmProblem, c: KernelConfig, a, b, out):
         from triton.tools.tensor_descriptor import TensorDescriptor
 
-        def desc(t, block):
-            return TensorDescriptor(t, list(t.shape), list(t.stride()), block)
+        return tuple(TensorDescriptor(t, *spec) for t, spec in
+                     zip((a, b, out), self._descriptor_specs(p, c, a, b, out)))
 
-        bm, bn, bk = c.block_m, c.block_n, c.block_k
-        a_d = desc(a, [1, bm, bk]) if p.a_row_major else desc(a.transpose(1, 2), [1, bk, bm])
-        b_d = desc(b, [1, bk, bn]) if p.b_row_major else desc(b.transpose(1, 2), [1, bn, bk])
-        return a_d, b_d, desc(out, [1, bm, bn])
-
-    def calls(self, p, c, a, b, out, scale_a, scale_b):
+    def _kernel_and_args(self, p: GemmProblem, plan: LaunchPlan):
         from tilepick.kernels.gemm_tma import gemm_tma_kernel, gemm_tma_persistent_kernel
 
-        plan = self.plan(p, c)
-        a_d, b_d, c_d = self.descriptors(p, c, a, b, out)
         if self.persistent:
-            return [(gemm_tma_persistent_kernel, plan.grid,
-                     (a_d, b_d, c_d, scale_a, scale_b, p.m, p.n, p.k, p.batch, plan.grid[0]),
-                     plan.kwargs)]
-        return [(gemm_tma_kernel, plan.grid, (a_d, b_d, c_d, scale_a, scale_b, p.m, p.n, p.k),
+            return gemm_tma_persistent_kernel, (p.m, p.n, p.k, p.batch, plan.grid[0])
+        return gemm_tma_kernel, (p.m, p.n, p.k)
+
+    def calls(self, p, c, a, b, out, scale_a, scale_b):
+        plan = self.plan(p, c)
+        kernel, args = self._kernel_and_args(p, plan)
+        return [(kernel, plan.grid, (*self.descriptors(p, c, a, b, out), scale_a, scale_b, *args),
                  plan.kwargs)]
+
+    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        patch_interpreter()
+        p, c = problem, config
+        plan = self.plan(p, c)
+        kernel, args = self._kernel_and_args(p, plan)
+        kw = plan.kwargs
+        da, db, dc = self.descriptors(p, c, _as3d(a), _as3d(b), _as3d(out))  # validated once
+        gemm = kernel[plan.grid]
+
+        def run(a, b, out, scale_a=None, scale_b=None):
+            gemm(_clone_descriptor(da, a), _clone_descriptor(db, b), _clone_descriptor(dc, out),
+                 scale_a, scale_b, *args, **kw)
+            return out
+        return run
 
 
 class TmaPersistentSolver(TmaSolver):
@@ -396,3 +468,5 @@ class TmaRepackSolver(TmaSolver):
 
     def warmup(self, problem, config, device="cuda"):
         super().warmup(self.aligned_problem(problem), config, device)
+
+    bind = Solver.bind   # the copies into aligned workspace happen per call: launch does them
