@@ -79,6 +79,20 @@ def test_split_k_programs_and_workspace(hw):
     assert f["log2_splitk_ws_ratio"] > 0
 
 
+def test_load_instructions_per_thread(hw):
+    """Pointer kernels load 16-byte vectors from 16-byte-aligned operands and single elements
+    otherwise; TMA and vendor rows issue no such loads."""
+    cid = "gemm.ptr.m16n128k128.g1.w4.s5"
+    aligned = feats(GemmProblem(3, 13648, 12672, layout="rc"), cid, hw)
+    # A 16x128 and B 128x128 tiles of bf16, 8 per vector, over 128 threads
+    assert aligned["log2_load_instrs"] == pytest.approx(math.log2(1 + (16 * 128 / 8 + 128 * 128 / 8) / 128))
+    odd_k = feats(GemmProblem(3, 13650, 12674, layout="rc"), cid, hw)   # K rows 4-byte aligned
+    assert odd_k["log2_load_instrs"] == pytest.approx(math.log2(1 + (16 * 128 + 128 * 128) / 128))
+    assert feats(GemmProblem(3, 13650, 12674, layout="rc"), "gemm.cublas", hw)["log2_load_instrs"] == 0
+    tma = feats(GemmProblem(64, 4096, 4096), "gemm.tma.m64n256k64.g8.w8.s3", hw)
+    assert tma["log2_load_instrs"] == 0
+
+
 def test_vendor_rows_have_no_tile_features(hw):
     f = feats(GemmProblem(128, 128, 128), "gemm.cublas", hw)
     for name in ("block_m", "tiles_m", "eff_m", "tile_eff", "smem_kb", "occupancy", "sm_util",

@@ -128,6 +128,19 @@ def _operand_align(c: Columns, operand: str):
                                                _pow2_divisor(contig * it, 16)))
 
 
+def _load_instrs(c: Columns):
+    """See the feature's doc: the pointer kernel hints full 16-byte vectors or none
+    (solvers.triton_gemm.PointerSolver.plan), so an operand whose alignment is below 16
+    bytes is loaded one element per instruction."""
+    per_vec = 16.0 / c.itemsize
+    vec_a = np.where(np.asarray(c.align_a) >= 16, per_vec, 1.0)
+    vec_b = np.where(np.asarray(c.align_b) >= 16, per_vec, 1.0)
+    bm, bn, bk = _tile(c.block_m), _tile(c.block_n), _tile(c.block_k)
+    loads = (bm * bk / vec_a + bk * bn / vec_b) / (32.0 * _tile(c.num_warps))
+    pointer = 1.0 - np.maximum(c.is_tma, c.is_vendor)
+    return np.where(pointer > 0, np.log2(1.0 + loads), 0.0)
+
+
 def _tma_aligned(c: Columns):
     """Strides and bases meet the TMA rules (16-byte leading dimensions and bases)."""
     if np.ndim(c.m) == 0:
@@ -320,6 +333,10 @@ FEATURES: tuple[Feature, ...] = (
       "K steps per program / stages: stages beyond the K steps idle"),
     F("log2_traffic_ratio", "interaction", lambda c: np.log2(_traffic_ratio(c)),
       "log2 of operand loads without cross-program reuse / min bytes"),
+    F("log2_load_instrs", "interaction", _load_instrs,
+      "log2(1 + global load instructions per thread per K step) of the pointer kernels: tile "
+      "elements / vector width (16 bytes when the operand is 16-byte aligned, else one "
+      "element); 0 for TMA and vendor rows. Unvectorised large tiles ran up to 25x slower"),
     F("log2_splitk_ws_ratio", "interaction",
       lambda c: np.log2(1.0 + (_splitk_per_factor(c) / _min_bytes(c)) * c.splitk_ws_factor),
       "split-K workspace traffic relative to the min bytes"),
