@@ -4,8 +4,10 @@ Runs a sample of valid configs of every family on shapes that stress edges (M=1,
 primes, unaligned leading dimensions, batch > 1, all four layouts) in bf16, fp16, fp8 e4m3 and
 fp32/tf32, each against a float64 reference of the same inputs. Exits 1 on any wrong result.
 Compile failures are reported (they make a config invalid for that problem) but do not fail.
+``--bound`` also checks, for every config that passed, the dispatcher's prepared launch
+(``solvers.bind``, prepared on the first inputs) on a second set of inputs of the same layout.
 
-    PYTHONPATH=src python benchmarks/gpu_check.py [--per-family 3] [--out DIR]
+    PYTHONPATH=src python benchmarks/gpu_check.py [--per-family 3] [--bound] [--out DIR]
 """
 
 import argparse
@@ -34,11 +36,32 @@ def problems():
     yield GemmProblem(300, 200, 136, dtype="bf16", lda=160, ldb=256, ldc=208)
 
 
+def check_bound(p, c, first, seed):
+    """The launch prepared on ``first``'s tensors, run on fresh tensors of the same layout."""
+    from tilepick import solvers
+    from tilepick.bench.runner import ProblemInputs
+    from tilepick.tensors import tolerance
+
+    f = first.inputs
+    try:
+        run = solvers.bind(p, c, f.a, f.b, f.out, f.scale_a, f.scale_b)
+        data = ProblemInputs.make(p, f.a.device.type, seed=seed)
+        i = data.inputs
+        run(i.a, i.b, i.out, i.scale_a, i.scale_b)
+        err = data.ref.error(i.out)
+    except Exception as exc:  # noqa: BLE001 - reported per config
+        return "wrong", None, f"{type(exc).__name__}: {exc}"[:300]
+    ok = err <= tolerance(p)
+    return ("ok" if ok else "wrong"), err, "" if ok else f"rel. error {err:.3g}"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--per-family", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--families", default=None, help="comma-separated families (default: all)")
+    ap.add_argument("--bound", action="store_true",
+                    help="also check solvers.bind's prepared launch on a second set of inputs")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
 
@@ -74,10 +97,17 @@ def main():
                      "reason": reason})
         if status == "wrong":
             wrong.append(rows[-1])
+        if args.bound and status == "ok":
+            status, err, reason = check_bound(p, c, current, args.seed + 1)
+            counts[("bound " + c.family, p.dtype_token, status)] += 1
+            rows.append({"problem": p.key(), "config_id": c.id, "bound": True, "status": status,
+                         "rel_error": err, "reason": reason})
+            if status == "wrong":
+                wrong.append(rows[-1])
     with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
         json.dump(rows, f, indent=1)
     print("family               dtype    ok  wrong invalid")
-    for fam in solvers.SOLVERS:
+    for fam in [*solvers.SOLVERS, *("bound " + f for f in solvers.SOLVERS)]:
         for dt in ("bf16", "fp16", "fp8e4m3", "fp32", "tf32"):
             ok, bad, inv = (counts[(fam, dt, s)] for s in ("ok", "wrong", "invalid"))
             if ok + bad + inv:
