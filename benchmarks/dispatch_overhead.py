@@ -60,16 +60,21 @@ class FixedPick:
         return [(self.cid, 1.0, 0.0)]
 
 
-def per_call_us(fn, calls, repeats=5):
-    out = []
+def per_call_us(fns: dict, calls: int, repeats: int = 7) -> dict:
+    """Host time per call of each stage: ``repeats`` rounds, every stage once per round in
+    turn, so that host clock drift (turbo, other tenants) hits every stage alike; the median
+    and range over the rounds."""
+    times = {name: [] for name in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        out.append((time.perf_counter() - t0) / calls * 1e6)
-    return {"median_us": statistics.median(out), "min_us": min(out), "max_us": max(out)}
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            times[name].append((time.perf_counter() - t0) / calls * 1e6)
+    return {name: {"median_us": statistics.median(t), "min_us": min(t), "max_us": max(t)}
+            for name, t in times.items()}
 
 
 def profile_top(fn, calls, n=15) -> str:
@@ -86,6 +91,7 @@ def profile_top(fn, calls, n=15) -> str:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--repeats", type=int, default=7, help="interleaved rounds over the stages")
     ap.add_argument("--config", default="gemm.tma.m64n64k64.g1.w4.s3",
                     help="the config the dispatcher runs (GPU); try a gemm.ptr one too")
     ap.add_argument("--out", help="folder for dispatch_overhead.json")
@@ -124,7 +130,7 @@ def main():
     extra = {"tilepick.matmul(out=)": lambda: tilepick.matmul(a, b, out=out, dispatcher=d)}
     for fn in (*stages.values(), *extra.values()):
         fn()
-    timed = {name: per_call_us(fn, args.calls) for name, fn in (stages | extra).items()}
+    timed = per_call_us(stages | extra, args.calls, args.repeats)
     names = list(stages)
     steps = {f"{names[i]} - {names[i - 1]}": timed[names[i]]["median_us"]
              - timed[names[i - 1]]["median_us"] for i in range(1, len(names))}
@@ -145,7 +151,7 @@ def main():
         Path(args.out).mkdir(parents=True, exist_ok=True)
         (Path(args.out) / "dispatch_overhead.json").write_text(json.dumps({
             "provenance": collect(), "command": "python benchmarks/dispatch_overhead.py "
-            f"--calls {args.calls} --config {args.config}", "config": cid,
+            f"--calls {args.calls} --repeats {args.repeats} --config {args.config}", "config": cid,
             "stages": timed, "steps_us": steps, "overhead_us": overhead,
             "overhead_vs_solver_launch_us": over_launch,
             "profile": prof}, indent=1) + "\n")
