@@ -93,3 +93,29 @@ def test_shipped_db_serves_db_mode_on_its_environment(tmp_path, monkeypatch):
     assert decision.source == "db" and decision.config_id == e["winner"]
     # the winner is one of the fastest measured (re-timed medians may reorder the very top)
     assert rows.set_index("config_id").time_ms[e["winner"]] <= rows.time_ms.min() * 1.05
+
+
+def test_plan_fingerprint_ignores_rules_and_sees_plans(monkeypatch):
+    """The source key survives a solver edit that leaves the launch plans as they were, and
+    changes with a plan; the fingerprint does not depend on the GPU it is computed on."""
+    from tilepick import hardware
+    from tilepick.solvers import triton_gemm
+    from tilepick.solvers.fingerprint import plan_fingerprint
+
+    base = plan_fingerprint()
+    monkeypatch.setattr(triton_gemm.PointerSolver, "config_invalid_reason",
+                        lambda self, p, c, hw: "a new rule")
+    assert plan_fingerprint() == base
+    monkeypatch.setattr(hardware, "_current", hardware.profile("h100"))
+    assert plan_fingerprint() == base and hardware.current().name == hardware.profile("h100").name
+    monkeypatch.setattr(triton_gemm, "REDUCE_BLOCK", 512)
+    assert plan_fingerprint() != base
+    monkeypatch.setattr(triton_gemm, "REDUCE_BLOCK", 1024)
+    original = triton_gemm.TmaSolver.plan.__wrapped__
+
+    def other_grid(self, problem, config):
+        plan = original(self, problem, config)
+        return triton_gemm.LaunchPlan(plan.grid[::-1], plan.constexprs)
+    other_grid.cache_clear = lambda: None
+    monkeypatch.setattr(triton_gemm.TmaSolver, "plan", other_grid)
+    assert plan_fingerprint() != base

@@ -71,25 +71,34 @@ class Environment:
                    info["torch_version"], info["triton_version"], kernel_source_hash())
 
 
-KERNEL_SOURCE_DIRS = ("kernels", "solvers")   # package folders whose sources key the timings
+KERNEL_SOURCE_DIR = "kernels"   # the package folder of the Triton kernels
 
 
-def hash_sources(files) -> str:
-    """The source hash of ``files``: (folder, {file name: bytes}) per folder of
-    :data:`KERNEL_SOURCE_DIRS`, in that order; the ``.py`` files count, by name."""
+def hash_sources(kernel_files: dict[str, bytes], plan_fingerprint: str) -> str:
+    """The source key of timings: the kernels' ``.py`` files (by name) and the launch plans'
+    fingerprint (``solvers.fingerprint``). Solver edits that leave the plans as they were
+    (rules, host paths, refactors) keep the key; a changed kernel or plan retires it."""
     h = hashlib.sha256()
-    for _, blobs in files:
-        for name in sorted(n for n in blobs if n.endswith(".py")):
-            h.update(name.encode())
-            h.update(blobs[name])
+    for name in sorted(n for n in kernel_files if n.endswith(".py")):
+        h.update(name.encode())
+        h.update(kernel_files[name])
+    h.update(plan_fingerprint.encode())
     return h.hexdigest()[:16]
 
 
+_source_hash: str | None = None
+
+
 def kernel_source_hash() -> str:
-    """Hash of the kernel and solver sources: a changed kernel invalidates its timings."""
-    root = Path(__file__).resolve().parent.parent
-    return hash_sources((sub, {f.name: f.read_bytes() for f in (root / sub).glob("*.py")})
-                        for sub in KERNEL_SOURCE_DIRS)
+    """This installation's source key (computed once per process: ~0.1 s of launch plans)."""
+    global _source_hash
+    if _source_hash is None:
+        from tilepick.solvers.fingerprint import plan_fingerprint
+
+        root = Path(__file__).resolve().parent.parent / KERNEL_SOURCE_DIR
+        _source_hash = hash_sources({f.name: f.read_bytes() for f in root.glob("*.py")},
+                                    plan_fingerprint())
+    return _source_hash
 
 
 @dataclass

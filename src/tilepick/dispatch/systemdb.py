@@ -4,10 +4,12 @@ Why: the sweeps already measured thousands of problems on the GPU the shipped mo
 a user with the same GPU and software stack should get those winners without benchmarking
 (MIOpen ships its find-db the same way). Each dataset row carries its provenance, so a
 problem's record is stored under the environment it was measured in: GPU name, driver, CUDA,
-torch and Triton versions from the row, and the hash of the kernel and solver sources *at the
-commit that measured it* (read from git). Rows measured with kernel sources other than the
-current ones are left out (they describe kernels that no longer exist); records of another
-software stack are kept but only match a machine with that stack (``Environment.key``).
+torch and Triton versions from the row, and the source key (the kernel sources and the launch
+plans' fingerprint, ``perfdb.hash_sources``) *at the commit that measured it*, worked out from
+that commit's tree (``git archive``; its plans computed by running ``solvers/fingerprint.py``
+on it). Rows measured with other kernels or plans than the current ones are left out (they
+describe kernels that no longer exist); records of another software stack are kept but only
+match a machine with that stack (``Environment.key``).
 
 A record holds the problem's fastest measured candidate and the timings of its
 ``TOP_TIMINGS`` fastest (re-timed medians where the sweep re-timed them), plus cuBLAS. Its mode
@@ -23,36 +25,45 @@ modes serve and the `exhaustive` mode does not trust.
 from __future__ import annotations
 
 import contextlib
+import io
+import os
 import sqlite3
 import subprocess
+import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.data.io import read_frame
-from tilepick.dispatch.perfdb import (KERNEL_SOURCE_DIRS, Environment, PerfDb, hash_sources,
+from tilepick.dispatch.perfdb import (KERNEL_SOURCE_DIR, Environment, PerfDb, hash_sources,
                                       kernel_source_hash)
+from tilepick.solvers import fingerprint as fingerprint_module
 
 TOP_TIMINGS = 5
 _PACKAGE = "src/tilepick"
 
 
 def source_hash_at(commit: str, repo: Path) -> str | None:
-    """``kernel_source_hash`` of the sources at ``commit`` (None: git does not know it)."""
-    def git(*args, text=False):
-        return subprocess.run(["git", "-C", str(repo), *args], check=True,
-                              capture_output=True, text=text).stdout
-
-    def folder(sub):
-        names = git("ls-tree", "--name-only", f"{commit}:{_PACKAGE}/{sub}", text=True).split()
-        return sub, {n: git("show", f"{commit}:{_PACKAGE}/{sub}/{n}")
-                     for n in names if n.endswith(".py")}
-
-    try:
-        return hash_sources([folder(sub) for sub in KERNEL_SOURCE_DIRS])
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        return None
+    """``kernel_source_hash`` of the tree at ``commit`` (None: git does not know the commit, or
+    the fingerprint script cannot run on its sources)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            tree = subprocess.run(["git", "-C", str(repo), "archive", commit, _PACKAGE],
+                                  check=True, capture_output=True).stdout
+            with tarfile.open(fileobj=io.BytesIO(tree)) as tar:
+                tar.extractall(tmp, filter="data")
+            env = {**os.environ, "PYTHONPATH": str(Path(tmp) / "src"), "TILEPICK_ARCH": "h200",
+                   "TRITON_INTERPRET": "1"}   # no GPU is touched: plans are arithmetic
+            fingerprint = subprocess.run(
+                [sys.executable, "-c", Path(fingerprint_module.__file__).read_text()], check=True,
+                capture_output=True, text=True, env=env, cwd=tmp).stdout.strip()
+        except (subprocess.CalledProcessError, FileNotFoundError, tarfile.TarError):
+            return None
+        kernels = Path(tmp) / _PACKAGE / KERNEL_SOURCE_DIR
+        return hash_sources({f.name: f.read_bytes() for f in kernels.glob("*.py")}, fingerprint)
 
 
 def _records(frame: pd.DataFrame):
@@ -90,7 +101,7 @@ def build(data_paths, out, exhaustive: bool = False, repo: Path | None = None,
     for commit, h in sorted(hashes.items()):
         if h != current:
             log(f"rows measured at {commit}: "
-                f"{'not in this repository' if h is None else 'other kernel sources than today'}"
+                f"{'not in this repository' if h is None else 'other kernels or launch plans than today'}"
                 ", left out")
     # a problem some of whose rows were left out is not known exhaustively any more
     partial = set(frame.loc[source != current, "problem_key"])
