@@ -43,7 +43,7 @@ def test_build_keeps_current_kernels_and_the_fastest(tmp_path):
     rows = frame[frame.problem_key.isin(keys) & frame.valid].copy()
     rows["tilepick_commit"] = head
     # the third problem's pointer rows come from a commit git does not know: left out, and
-    # the problem is no longer known exhaustively
+    # the problem with them (the best of its other rows is no winner)
     partial = keys[2]
     stale = (rows.problem_key == partial) & (rows.family == "gemm.ptr")
     rows.loc[stale, "tilepick_commit"] = "0000000"
@@ -51,16 +51,16 @@ def test_build_keeps_current_kernels_and_the_fastest(tmp_path):
     write_part(part, rows.to_dict("records"))
     out = tmp_path / "system.sqlite"
     summary = build([part], out, exhaustive=True, repo=ROOT)
-    assert summary["problems"] == 3 and summary["exhaustive"] == 2 and summary["sweep"] == 1
+    assert summary["problems"] == 2 and summary["exhaustive"] == 2 and summary["sweep"] == 0
     assert summary["unknown_commit"] == 1
     db = PerfDb(out, readonly=True)
     env = _env(rows, kernel_source_hash())
-    for key in keys:
+    assert db.lookup(env, partial) is None
+    for key in keys[:2]:
         rec = db.lookup(env, key)
-        kept = rows[(rows.problem_key == key) & ~((rows.problem_key == partial)
-                                                  & (rows.family == "gemm.ptr"))]
+        kept = rows[rows.problem_key == key]
         assert rec.winner == kept.sort_values("time_ms").config_id.iloc[0]
-        assert rec.mode == ("sweep" if key == partial else "exhaustive")
+        assert rec.mode == "exhaustive"
         assert min(ms for ms, _, _ in rec.timings.values()) == pytest.approx(kept.time_ms.min())
     other = Environment(env.gpu_name, env.driver, env.cuda, env.torch, "9.9", env.source_hash)
     assert db.lookup(other, keys[0]) is None

@@ -103,13 +103,14 @@ def build(data_paths, out, exhaustive: bool = False, repo: Path | None = None,
             log(f"rows measured at {commit}: "
                 f"{'not in this repository' if h is None else 'other kernels or launch plans than today'}"
                 ", left out")
-    # a problem some of whose rows were left out is not known exhaustively any more
+    # A problem some of whose rows were left out is left out whole: the best of what remains
+    # (e.g. only the families re-measured after a kernel fix) is no winner to serve.
     partial = set(frame.loc[source != current, "problem_key"])
-    frame = frame[source == current]
+    frame = frame[(source == current) & ~frame["problem_key"].isin(partial)]
     for values, rows in frame.groupby(env_cols, sort=True, dropna=False):
         env = Environment(*(str(v) for v in values), current)
         for key, winner, timings in _records(rows):
-            mode = "exhaustive" if exhaustive and key not in partial else "sweep"
+            mode = "exhaustive" if exhaustive else "sweep"
             db.record(env, key, winner, mode, timings)
             summary["problems"] += 1
             summary[mode] += 1
