@@ -215,6 +215,32 @@ def test_bound_launch_matches_launch(problem, config):
     torch.testing.assert_close(inp.out, ref.out, rtol=1e-3, atol=1e-3)
     assert int((~torch.isnan(output_storage(inp.out))).sum()) == inp.out.numel()
     assert torch.isnan(first.out).all()
+    # the prepared launch keeps none of the tensors it was prepared on (nor views of them) alive
+    assert not _tensors_held(run)
+
+
+def _tensors_held(obj, depth=0, seen=None) -> list:
+    """Tensors reachable from a prepared launch: its closure, partial arguments, containers and
+    plain objects (descriptors), a few levels deep."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or depth > 4 or isinstance(obj, (str, bytes, int, float, type)):
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    found = []
+    children = list(getattr(obj, "args", ()) or ()) if hasattr(obj, "func") else []
+    cells = getattr(obj, "__closure__", None) or ()
+    children += [c.cell_contents for c in cells]
+    if isinstance(obj, (tuple, list)):
+        children += list(obj)
+    elif isinstance(obj, dict):
+        children += list(obj.values())
+    elif not callable(obj) and hasattr(obj, "__dict__"):
+        children += list(vars(obj).values())
+    for child in children:
+        found += _tensors_held(child, depth + 1, seen)
+    return found
 
 
 # -- more specific kernel behaviour ----------------------------------------------------------

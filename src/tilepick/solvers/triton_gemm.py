@@ -379,7 +379,10 @@ class TmaSolver(TritonGemmSolver):
         plan = self.plan(p, c)
         kernel, args = self._kernel_and_args(p, plan)
         kw = plan.kwargs
-        da, db, dc = self.descriptors(p, c, _as3d(a), _as3d(b), _as3d(out))  # validated once
+        templates = self.descriptors(p, c, _as3d(a), _as3d(b), _as3d(out))  # validated once
+        for t in templates:
+            t.base = None   # keep no tensor of the first call alive: each launch sets its own
+        da, db, dc = templates
         gemm = kernel[plan.grid]
 
         def run(a, b, out, scale_a=None, scale_b=None):
