@@ -415,3 +415,17 @@ def test_db_winner_refused_by_todays_rules_is_not_served(tmp_path, frame, proble
     # a valid stored winner is served
     db.record(ENV, p.key(), "gemm.cublas", "hybrid", {"gemm.cublas": (0.1, "ok", "")})
     assert d.decide(p).source == "db" and d.stats["db_hits"] == 1
+
+
+def test_torch_served_call_makes_no_default_dispatcher():
+    """A call tilepick hands to torch (float64 here) needs no dispatcher, so none is built
+    (no model, perf-db or device is touched for it)."""
+    from tilepick import api
+
+    tilepick.set_dispatcher(None)
+    x = torch.randn(3, 4, dtype=torch.float64)
+    for _ in range(2):
+        torch.testing.assert_close(tilepick.matmul(x, x.t()), x @ x.t())
+    torch.testing.assert_close(tilepick.matmul(x, x.t(), out=torch.empty(3, 3, dtype=torch.float64)),
+                               x @ x.t())
+    assert api._default is None

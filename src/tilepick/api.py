@@ -98,10 +98,10 @@ def _run(a, b, out, dispatcher):
     """The hot path: a repeated tensor signature finds its prepared launch (``Dispatcher.bound``)
     in one dictionary lookup; anything else (a new signature, a launch that failed) goes through
     ``Dispatcher.run``, which decides, falls back and records, and then prepares the launch."""
-    d = dispatcher or _default or default_dispatcher()
+    d = dispatcher or _default   # made on first need: torch-served calls never need one
     if out is None:
         sig = _signature(a, b)
-        fast = d.bound.get(sig)
+        fast = d.bound.get(sig) if d is not None else None
         if fast is not None:
             launch, problem, shape, out_dtype = fast
             out = torch.empty(shape, dtype=out_dtype, device=a.device)
@@ -115,13 +115,14 @@ def _run(a, b, out, dispatcher):
             return torch.matmul(a, b)
         problem, shape, out_dtype = entry
         out = torch.empty(shape, dtype=out_dtype, device=a.device)
+        d = d or default_dispatcher()
         result = d.run(problem, a, b, out)
         _prepare(d, sig, problem, a, b, out, (problem, shape, out_dtype))
         return result
     if not isinstance(out, torch.Tensor):
         GemmProblem.from_tensors(a, b, out)   # raises, naming what out is
     sig = _signature(a, b) + (out.shape, out.stride(), out.dtype, out.device, out.data_ptr() & 15)
-    fast = d.bound.get(sig)
+    fast = d.bound.get(sig) if d is not None else None
     if fast is not None:
         _check_aliasing(a, b, out)
         launch, problem = fast
@@ -134,6 +135,7 @@ def _run(a, b, out, dispatcher):
     if problem is None:
         return torch.matmul(a, b, out=out)
     _check_aliasing(a, b, out)
+    d = d or default_dispatcher()
     result = d.run(problem, a, b, out)
     _prepare(d, sig, problem, a, b, out, (problem,))
     return result
