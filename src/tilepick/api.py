@@ -99,52 +99,44 @@ def _run(a, b, out, dispatcher):
     in one dictionary lookup; anything else (a new signature, a launch that failed) goes through
     ``Dispatcher.run``, which decides, falls back and records, and then prepares the launch."""
     d = dispatcher or _default   # made on first need: torch-served calls never need one
-    if out is None:
+    fresh = out is None
+    if fresh:
         sig = _signature(a, b)
-        fast = d.bound.get(sig) if d is not None else None
-        if fast is not None:
-            launch, problem, shape, out_dtype = fast
+    else:
+        if not isinstance(out, torch.Tensor):
+            GemmProblem.from_tensors(a, b, out)   # raises, naming what out is
+        sig = _signature(a, b) + (out.shape, out.stride(), out.dtype, out.device,
+                                  out.data_ptr() & 15)
+    fast = d.bound.get(sig) if d is not None else None
+    if fast is not None:
+        launch, problem, shape, out_dtype = fast
+        if fresh:
             out = torch.empty(shape, dtype=out_dtype, device=a.device)
-            try:
-                return launch(a, b, out)
-            except Exception:   # run() below records the failure and tries the next candidate
-                d.bound.pop(sig, None)
-            return d.run(problem, a, b, out)
+        else:
+            _check_aliasing(a, b, out)
+        try:
+            return launch(a, b, out)
+        except Exception:   # run() below records the failure and tries the next candidate
+            d.bound.pop(sig, None)
+        return d.run(problem, a, b, out)
+    if fresh:
         entry = _problem(a, b, sig)
         if entry is None:
             return torch.matmul(a, b)
         problem, shape, out_dtype = entry
         out = torch.empty(shape, dtype=out_dtype, device=a.device)
-        d = d or default_dispatcher()
-        result = d.run(problem, a, b, out)
-        _prepare(d, sig, problem, a, b, out, (problem, shape, out_dtype))
-        return result
-    if not isinstance(out, torch.Tensor):
-        GemmProblem.from_tensors(a, b, out)   # raises, naming what out is
-    sig = _signature(a, b) + (out.shape, out.stride(), out.dtype, out.device, out.data_ptr() & 15)
-    fast = d.bound.get(sig) if d is not None else None
-    if fast is not None:
+    else:
+        problem = _out_problem(a, b, out, sig)
+        if problem is None:
+            return torch.matmul(a, b, out=out)
         _check_aliasing(a, b, out)
-        launch, problem = fast
-        try:
-            return launch(a, b, out)
-        except Exception:
-            d.bound.pop(sig, None)
-        return d.run(problem, a, b, out)
-    problem = _out_problem(a, b, out, sig)
-    if problem is None:
-        return torch.matmul(a, b, out=out)
-    _check_aliasing(a, b, out)
+        shape = out_dtype = None
     d = d or default_dispatcher()
     result = d.run(problem, a, b, out)
-    _prepare(d, sig, problem, a, b, out, (problem,))
-    return result
-
-
-def _prepare(d: Dispatcher, sig: tuple, problem: GemmProblem, a, b, out, rest: tuple) -> None:
     launch = d.launcher(problem, a, b, out)
     if launch is not None:
-        d.bound[sig] = (launch, *rest)
+        d.bound[sig] = (launch, problem, shape, out_dtype)
+    return result
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,

@@ -147,8 +147,9 @@ class Dispatcher:
         return None
 
     def _still_valid(self, problem: GemmProblem, config_id: str) -> bool:
-        """A stored winner today's rules accept: records are keyed by the kernel and solver
-        sources, but a tuning file or a hand-built db may hold a config a rule now refuses."""
+        """A stored winner today's rules accept: records are keyed by the kernel sources and
+        the launch plans, not by the validity rules, and a tuning file or a hand-built db may
+        hold a config a rule now refuses."""
         try:
             config = KernelConfig.from_id(config_id)
             solvers.SOLVERS[config.family].check(problem, config, self.hw)

@@ -340,25 +340,16 @@ class TmaSolver(TritonGemmSolver):
             grid = (tiles, 1, p.batch)
         return LaunchPlan(grid, tuple(sorted(constexprs.items())))
 
-    def _descriptor_specs(self, p: GemmProblem, c: KernelConfig, a, b, out):
-        """(shape, strides, block) of the A, B and C descriptors over 3-D views: a column-major
-        operand is described transposed (its base pointer is the same)."""
-        def spec(t, transposed, block):
-            shape, strides = list(t.shape), list(t.stride())
-            if transposed:
-                shape[1], shape[2], strides[1], strides[2] = shape[2], shape[1], strides[2], strides[1]
-            return shape, strides, block
-
-        bm, bn, bk = c.block_m, c.block_n, c.block_k
-        return (spec(a, False, [1, bm, bk]) if p.a_row_major else spec(a, True, [1, bk, bm]),
-                spec(b, False, [1, bk, bn]) if p.b_row_major else spec(b, True, [1, bn, bk]),
-                spec(out, False, [1, bm, bn]))
-
     def descriptors(self, p: GemmProblem, c: KernelConfig, a, b, out):
         from triton.tools.tensor_descriptor import TensorDescriptor
 
-        return tuple(TensorDescriptor(t, *spec) for t, spec in
-                     zip((a, b, out), self._descriptor_specs(p, c, a, b, out)))
+        def desc(t, block):
+            return TensorDescriptor(t, list(t.shape), list(t.stride()), block)
+
+        bm, bn, bk = c.block_m, c.block_n, c.block_k
+        a_d = desc(a, [1, bm, bk]) if p.a_row_major else desc(a.transpose(1, 2), [1, bk, bm])
+        b_d = desc(b, [1, bk, bn]) if p.b_row_major else desc(b.transpose(1, 2), [1, bn, bk])
+        return a_d, b_d, desc(out, [1, bm, bn])
 
     def _kernel_and_args(self, p: GemmProblem, plan: LaunchPlan):
         from tilepick.kernels.gemm_tma import gemm_tma_kernel, gemm_tma_persistent_kernel
