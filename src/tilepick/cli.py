@@ -174,7 +174,8 @@ def sweep(problems: str = typer.Option(..., "--problems",
           family: Optional[list[str]] = typer.Option(None, "--family", help="restrict to families"),
           sample: Optional[int] = typer.Option(None, "--sample", help="configs per problem drawn at random (default: all; 0: none, with --model-top)"),
           model_top: int = typer.Option(0, "--model-top", help="also measure the model's N best-ranked Triton configs per problem"),
-          model: Optional[str] = typer.Option(None, "--model", help="model directory for --model-top (default: the shipped model of --dtype)"),
+          model: Optional[str] = typer.Option(None, "--model", help="model directory for --model-top and --order model (default: the shipped model of --dtype)"),
+          order: str = typer.Option("id", "--order", help="measuring order per problem: id, or model (the model's likely winners first: the early-stop bound tightens at once; same configs measured)"),
           pool: Optional[int] = typer.Option(None, "--pool", help="distinct configs per family for the whole sweep (bounds compilation)"),
           count: Optional[int] = typer.Option(None, "--count", help="problems to take from a named set"),
           limit: Optional[int] = typer.Option(None, "--limit", help="measure at most this many new problems"),
@@ -211,8 +212,14 @@ def sweep(problems: str = typer.Option(..., "--problems",
         plist = [p for p in plist if p.key() not in done][:limit]
     opts = SweepOptions(families=family, sample=sample, pool=pool, seed=seed, processes=processes,
                         retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction,
-                        check_probe_ms=check_probe_ms, model_top=model_top, model_dir=model)
-    if model_top and plist:   # a missing model is reported before anything compiles
+                        check_probe_ms=check_probe_ms, model_top=model_top, model_dir=model,
+                        order=order)
+    from tilepick.bench.sweep import ORDERS
+
+    if order not in ORDERS:
+        typer.echo(f"error: --order {order!r}: one of {', '.join(ORDERS)}", err=True)
+        raise typer.Exit(2)
+    if (model_top or order == "model") and plist:   # a missing model: before any compiling
         from tilepick.bench.sweep import ModelPicks
         from tilepick.model.artifacts import ModelError
 
@@ -221,7 +228,8 @@ def sweep(problems: str = typer.Option(..., "--problems",
             for tok in dict.fromkeys(p.dtype_token for p in plist):
                 picks.predictor(tok)
         except ModelError as exc:
-            typer.echo(f"error: --model-top: {exc}", err=True)
+            flag = "--model-top" if model_top else "--order model"
+            typer.echo(f"error: {flag}: {exc}", err=True)
             raise typer.Exit(2)
     from tilepick.bench.signals import interrupt_on_sigterm
 

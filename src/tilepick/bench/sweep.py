@@ -6,7 +6,8 @@ Order of work, and why:
    in the output (resume);
 2. compile everything in a spawned pool before the parent touches CUDA;
 3. per problem: time cuBLAS, then check every config once against float64 and screen it
-   (L2 flushed, event medians; a config clearly slower than the best so far stops early);
+   (L2 flushed, event medians; a config clearly slower than the best so far stops early;
+   ``order="model"`` measures the model's likely winners first, so that bound is tight early);
 4. re-time the best ``retime_top`` configs and cuBLAS in interleaved rounds and store those
    medians (a best-of-hundreds single timing is inflated: the winner's curse);
 5. write the problem's rows as an atomic parquet part every ``flush_every`` problems;
@@ -34,6 +35,7 @@ from tilepick.data.schema import config_fields, problem_fields
 from tilepick.problem import GemmProblem
 
 CUBLAS = KernelConfig(cfg.VENDOR_FAMILIES[0])
+ORDERS = ("id", "model")
 ALWAYS = frozenset(cfg.tutorial_ids("bf16") + cfg.tutorial_ids("fp8e4m3"))
 
 
@@ -57,6 +59,8 @@ class SweepOptions:
     progress: bool = True
     model_top: int = 0               # also measure the model's this many best Triton configs
     model_dir: str | None = None     # that model (None: the shipped one for the dtype)
+    order: str = "id"                # measuring order per problem: "id", or "model" (the
+    #                                  model's ranking over the whole space, best first)
 
 
 @dataclass
@@ -150,11 +154,13 @@ class ModelPicks:
         self.n, self.model_dir, self.families = n, model_dir, families
         self._predictors: dict = {}
 
-    def predictor(self, dtype: str):
+    def predictor(self, dtype: str, catalog: str | None = None):
+        """The model for ``dtype``; ``catalog="space"`` ranks every config of the declared
+        spaces (for the measuring order), not only those it saw in training."""
         from tilepick.hardware import DEFAULT_ARCH
         from tilepick.model import Predictor
 
-        if dtype not in self._predictors:
+        if (dtype, catalog) not in self._predictors:
             from tilepick.model.artifacts import ModelError
 
             pred = Predictor.load(arch=DEFAULT_ARCH, dtype=dtype, model_dir=self.model_dir,
@@ -162,8 +168,20 @@ class ModelPicks:
             if pred.dtype != dtype:
                 raise ModelError(f"model {pred.model_dir} ranks {pred.dtype} problems; the "
                                  f"sweep has {dtype} ones")
-            self._predictors[dtype] = pred
-        return self._predictors[dtype]
+            if catalog is not None:
+                pred = Predictor(pred.model_dir, hw=pred.hw, strict=False, catalog=catalog)
+            self._predictors[dtype, catalog] = pred
+        return self._predictors[dtype, catalog]
+
+    def order(self, problem: GemmProblem, configs: list[KernelConfig]) -> list[KernelConfig]:
+        """``configs`` in the model's order over the whole space, best first (configs it does
+        not rank keep their order, after the rest). Measuring likely winners first tightens
+        the screening's stop bound (``stop_factor`` x the best so far) at once, so the slow
+        majority stops after one call: on huge odd problems, where a slow pointer config runs
+        for hundreds of milliseconds, that is most of an exhaustive sweep's GPU time."""
+        rank = {cid: i for i, (cid, _, _) in
+                enumerate(self.predictor(problem.dtype_token, "space").rank(problem))}
+        return sorted(configs, key=lambda c: rank.get(c.id, len(rank)))
 
     def __call__(self, problem: GemmProblem) -> list[KernelConfig]:
         if self.n <= 0:
@@ -181,14 +199,18 @@ class ModelPicks:
 def plan_configs(problems: list[GemmProblem], opts: SweepOptions) -> list[tuple]:
     """[(problem, configs)]: the seeded sample (one sampler per problem, seeded by (seed,
     problem): a resumed or chunked sweep draws the same configs for a problem as an
-    uninterrupted one), plus the model's picks when asked."""
+    uninterrupted one), plus the model's picks when asked; in id order, or, with
+    ``order="model"``, the model's (which configs are measured does not depend on it)."""
+    if opts.order not in ORDERS:
+        raise ValueError(f"unknown measuring order {opts.order!r}: {', '.join(ORDERS)}")
     pool = config_pool(opts.pool, opts.seed)
     picks = ModelPicks(opts.model_top, opts.model_dir, opts.families)
     plan = []
     for p in problems:
         cfgs = sample_configs(p, opts.sample, random.Random(f"{opts.seed}:{p.key()}"),
                               opts.families, pool)
-        plan.append((p, sorted(set(cfgs) | set(picks(p)))))
+        cfgs = sorted(set(cfgs) | set(picks(p)))
+        plan.append((p, picks.order(p, cfgs) if opts.order == "model" else cfgs))
     return plan
 
 
