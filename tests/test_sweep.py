@@ -578,3 +578,64 @@ def test_cli_sweep_measures_a_datasets_problems_with_the_model_picks(tmp_path):
     res = runner.invoke(app, ["sweep", "--problems", str(first), "--out", str(tmp_path / "y"),
                               "--layout", "rc"] + quiet_args)
     assert res.exit_code == 2 and "no bf16 rc problems" in res.output
+
+
+# -- measuring order and top-up -----------------------------------------------------------------
+
+
+def test_model_order_measures_the_same_configs_likely_winners_first():
+    """--order model changes when a config is measured, never which: the plan holds the same
+    configs as the id order, led by the model's best-ranked one over the whole space."""
+    from tilepick.bench.sweep import ModelPicks, plan_configs
+    from tilepick.model import Predictor
+
+    p = GemmProblem(1000, 1000, 1000, dtype="bf16")
+    (_, by_id), = plan_configs([p], SweepOptions(sample=30))
+    (_, by_model), = plan_configs([p], SweepOptions(sample=30, order="model"))
+    assert set(by_model) == set(by_id) and by_id == sorted(by_id) and by_model != by_id
+    space = Predictor(Predictor.load(arch="h200", dtype="bf16").model_dir, strict=False,
+                      catalog="space")
+    rank = {cid: i for i, (cid, _, _) in enumerate(space.rank(p))}
+    assert [rank[c.id] for c in by_model] == sorted(rank[c.id] for c in by_model)
+    assert ModelPicks(0).order(p, by_id) == by_model
+    with pytest.raises(ValueError, match="measuring order"):
+        plan_configs([p], SweepOptions(sample=30, order="fastest"))
+
+
+def test_top_up_draws_only_unmeasured_configs_up_to_n(tmp_path):
+    """--top-up N: each problem gets only configs its dataset lacks, as many as bring it to N
+    (the tutorial's come on top, as in any sample); a problem that has N is left out; rows of
+    configs the dataset has (cuBLAS, timed again as the stop bound's reference) are not
+    written."""
+    from tilepick.bench.sweep import plan_configs
+
+    p, full = GemmProblem(512, 512, 512, dtype="bf16"), GemmProblem(256, 512, 64, dtype="bf16")
+    valid = [c.id for c in solvers.applicable_configs(p) if not c.is_vendor]
+    have = set(valid[::7][:12]) | {"gemm.cublas"}
+    measured = {p.key(): have, full.key(): set(valid[:40])}
+    plan = plan_configs([p, full], SweepOptions(top_up=40, measured=measured))
+    assert [q for q, _ in plan] == [p]
+    ids = {c.id for c in plan[0][1]}
+    assert not ids & have and len(ids) >= 40 - len(have)
+    assert len(ids | have) >= 40
+    # end to end on a tiny problem (interpreter): cuBLAS and the measured config not written
+    t = TINY[0]
+    tvalid = [c.id for c in solvers.applicable_configs(t) if not c.is_vendor]
+    tmeasured = {t.key(): {"gemm.cublas", tvalid[0]}}
+    run_sweep([t], tmp_path, quiet(sample=None, top_up=4, measured=tmeasured))
+    df = io.read_frame(tmp_path)
+    # 2 lacking, but a sample keeps one config of each of the 3 applicable families
+    assert len(df) == 3 and not set(df.config_id) & tmeasured[t.key()] and df.valid.all()
+
+
+def test_cli_top_up_needs_a_dataset_and_no_sample(tmp_path):
+    runner = CliRunner()
+    data = str(Path(__file__).parents[1] / "data/gemm/fp16/h200/train_rr")
+    for args in (["--problems", "train", "--top-up", "150"],
+                 ["--problems", data, "--dtype", "fp16", "--top-up", "150", "--sample", "5"],
+                 ["--problems", data, "--dtype", "fp16", "--top-up", "0"]):
+        res = runner.invoke(app, ["sweep", "--out", str(tmp_path / "o")] + args)
+        assert res.exit_code == 2 and "--top-up" in res.output, args
+    res = runner.invoke(app, ["sweep", "--out", str(tmp_path / "o"), "--problems", "train",
+                              "--order", "fastest"])
+    assert res.exit_code == 2 and "--order" in res.output

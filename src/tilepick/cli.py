@@ -175,6 +175,7 @@ def sweep(problems: str = typer.Option(..., "--problems",
           sample: Optional[int] = typer.Option(None, "--sample", help="configs per problem drawn at random (default: all; 0: none, with --model-top)"),
           model_top: int = typer.Option(0, "--model-top", help="also measure the model's N best-ranked Triton configs per problem"),
           model: Optional[str] = typer.Option(None, "--model", help="model directory for --model-top and --order model (default: the shipped model of --dtype)"),
+          top_up: Optional[int] = typer.Option(None, "--top-up", help="with --problems DATASET: bring each problem to N measured configs, drawing only configs the dataset lacks (problems closest to N first; rows of configs it has are not written)"),
           order: str = typer.Option("id", "--order", help="measuring order per problem: id, or model (the model's likely winners first: the early-stop bound tightens at once; same configs measured)"),
           pool: Optional[int] = typer.Option(None, "--pool", help="distinct configs per family for the whole sweep (bounds compilation)"),
           count: Optional[int] = typer.Option(None, "--count", help="problems to take from a named set"),
@@ -207,13 +208,26 @@ def sweep(problems: str = typer.Option(..., "--problems",
 
     random.Random(seed).shuffle(plist)  # a partial (limited or killed) sweep stays representative
     plist = [p for p in plist if min_tflop <= p.flops / 1e12 <= max_tflop]
+    measured: dict = {}
+    if top_up is not None:
+        from pathlib import Path
+
+        if top_up < 1 or sample is not None or not (Path(problems).is_dir()
+                                                     or problems.endswith(".parquet")):
+            typer.echo("error: --top-up N takes N >= 1, a dataset as --problems, and no "
+                       "--sample (it draws what each problem lacks)", err=True)
+            raise typer.Exit(2)
+        measured = io.measured_configs(problems)
+        # the problems closest to N first: a sweep cut by its budget completes the most
+        lacking = {p.key(): top_up - len(measured.get(p.key(), ())) for p in plist}
+        plist = sorted((p for p in plist if lacking[p.key()] > 0), key=lambda p: lacking[p.key()])
     if limit is not None:
         done = io.done_problems(out)
         plist = [p for p in plist if p.key() not in done][:limit]
     opts = SweepOptions(families=family, sample=sample, pool=pool, seed=seed, processes=processes,
                         retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction,
                         check_probe_ms=check_probe_ms, model_top=model_top, model_dir=model,
-                        order=order)
+                        order=order, top_up=top_up, measured=measured)
     from tilepick.bench.sweep import ORDERS
 
     if order not in ORDERS:

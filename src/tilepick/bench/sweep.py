@@ -61,6 +61,11 @@ class SweepOptions:
     model_dir: str | None = None     # that model (None: the shipped one for the dtype)
     order: str = "id"                # measuring order per problem: "id", or "model" (the
     #                                  model's ranking over the whole space, best first)
+    # top-up: bring each problem to this many measured configs, drawing only configs not in
+    # ``measured`` (a dataset's {problem key: config ids}); rows of configs already there
+    # (cuBLAS, timed again as the stop bound's first reference) are not written
+    top_up: int | None = None
+    measured: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -112,13 +117,16 @@ def config_pool(per_family: int | None, seed: int) -> set[str] | None:
 
 def sample_configs(problem: GemmProblem, n: int | None, rng: random.Random,
                    families: list[str] | None = None,
-                   pool: set[str] | None = None) -> list[KernelConfig]:
-    """All valid Triton configs (of the pool, if any), or ``n`` of them drawn so that every
-    applicable family keeps at least its share (n / families, and at least one: with fewer
-    than one config per family asked for, one per family is returned), the rest at random;
-    the valid configs of the Triton tutorial (``ALWAYS``) come on top of the ``n``."""
+                   pool: set[str] | None = None,
+                   exclude: frozenset | set = frozenset()) -> list[KernelConfig]:
+    """All valid Triton configs (of the pool, if any; none of ``exclude``), or ``n`` of them
+    drawn so that every applicable family keeps at least its share (n / families, and at
+    least one: with fewer than one config per family asked for, one per family is returned),
+    the rest at random; the valid configs of the Triton tutorial (``ALWAYS``) come on top of
+    the ``n``."""
     cfgs = [c for c in solvers.applicable_configs(problem, families=families)
-            if not c.is_vendor and (pool is None or c.id in pool or c.id in ALWAYS)]
+            if not c.is_vendor and c.id not in exclude
+            and (pool is None or c.id in pool or c.id in ALWAYS)]
     # the Triton tutorial's configs (what triton.autotune users run) are always measured, on
     # top of the sample, so the evaluation's tutorial baseline has its data
     always = [c for c in cfgs if c.id in ALWAYS]
@@ -200,16 +208,22 @@ def plan_configs(problems: list[GemmProblem], opts: SweepOptions) -> list[tuple]
     """[(problem, configs)]: the seeded sample (one sampler per problem, seeded by (seed,
     problem): a resumed or chunked sweep draws the same configs for a problem as an
     uninterrupted one), plus the model's picks when asked; in id order, or, with
-    ``order="model"``, the model's (which configs are measured does not depend on it)."""
+    ``order="model"``, the model's (which configs are measured does not depend on it). With
+    ``top_up``: only configs not measured yet, as many as the problem lacks (problems that
+    have enough are left out)."""
     if opts.order not in ORDERS:
         raise ValueError(f"unknown measuring order {opts.order!r}: {', '.join(ORDERS)}")
     pool = config_pool(opts.pool, opts.seed)
     picks = ModelPicks(opts.model_top, opts.model_dir, opts.families)
     plan = []
     for p in problems:
-        cfgs = sample_configs(p, opts.sample, random.Random(f"{opts.seed}:{p.key()}"),
-                              opts.families, pool)
-        cfgs = sorted(set(cfgs) | set(picks(p)))
+        have = opts.measured.get(p.key(), set()) if opts.top_up is not None else set()
+        n = opts.sample if opts.top_up is None else opts.top_up - len(have)
+        if opts.top_up is not None and n <= 0:
+            continue
+        cfgs = sample_configs(p, n, random.Random(f"{opts.seed}:{p.key()}"),
+                              opts.families, pool, exclude=have)
+        cfgs = sorted(set(cfgs) | {c for c in picks(p) if c.id not in have})
         plan.append((p, picks.order(p, cfgs) if opts.order == "model" else cfgs))
     return plan
 
@@ -356,6 +370,9 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
             rows, timed, _ = _measure_problem(problem, configs, compiled, opts, prov,
                                               summary.sweep_id, bar, summary.host_s,
                                               summary.check_samples)
+            if opts.top_up is not None:
+                have = opts.measured.get(problem.key(), set())
+                rows = [r for r in rows if r["config_id"] not in have]
             summary.problems += 1
             summary.timed += timed
             summary.rows += len(rows)

@@ -66,6 +66,17 @@ def done_problems(path: str | os.PathLike) -> set[str]:
     return keys
 
 
+def measured_configs(path: str | os.PathLike) -> dict[str, set[str]]:
+    """{problem key: the config ids measured for it} under ``path`` (for a top-up sweep)."""
+    files = list(dict.fromkeys(part_files(path))) if Path(path).exists() else []
+    out: dict[str, set[str]] = {}
+    for f in files:
+        t = pq.read_table(f, columns=["problem_key", "config_id"])
+        for key, cid in zip(t.column(0).to_pylist(), t.column(1).to_pylist()):
+            out.setdefault(key, set()).add(cid)
+    return out
+
+
 def compact(src: str | os.PathLike, dest: str | os.PathLike) -> int:
     """Merge every part under ``src`` into one compressed file, dropping duplicate
     (problem, config, sweep) rows; returns the row count."""
