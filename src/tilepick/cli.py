@@ -192,9 +192,12 @@ def sweep(problems: str = typer.Option(..., "--problems",
               "repetition (inf: never)")):
     """Measure problems x configs into a parquet dataset (GPU; interpreter timings are flagged)."""
     from tilepick.bench import shapes
-    from tilepick.bench.sweep import SweepOptions, run_sweep
+    from tilepick.bench.sweep import ORDERS, SweepOptions, run_sweep
     from tilepick.data import io
 
+    if order not in ORDERS:
+        typer.echo(f"error: --order {order!r}: one of {', '.join(ORDERS)}", err=True)
+        raise typer.Exit(2)
     if not 0 <= min_tflop <= max_tflop:
         typer.echo(f"error: --min-tflop {min_tflop} and --max-tflop {max_tflop} select no "
                    "problem (need 0 <= min <= max)", err=True)
@@ -228,11 +231,6 @@ def sweep(problems: str = typer.Option(..., "--problems",
                         retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction,
                         check_probe_ms=check_probe_ms, model_top=model_top, model_dir=model,
                         order=order, top_up=top_up, measured=measured)
-    from tilepick.bench.sweep import ORDERS
-
-    if order not in ORDERS:
-        typer.echo(f"error: --order {order!r}: one of {', '.join(ORDERS)}", err=True)
-        raise typer.Exit(2)
     if (model_top or order == "model") and plist:   # a missing model: before any compiling
         from tilepick.bench.sweep import ModelPicks
         from tilepick.model.artifacts import ModelError

@@ -217,10 +217,12 @@ def plan_configs(problems: list[GemmProblem], opts: SweepOptions) -> list[tuple]
     picks = ModelPicks(opts.model_top, opts.model_dir, opts.families)
     plan = []
     for p in problems:
-        have = opts.measured.get(p.key(), set()) if opts.top_up is not None else set()
-        n = opts.sample if opts.top_up is None else opts.top_up - len(have)
-        if opts.top_up is not None and n <= 0:
-            continue
+        have, n = set(), opts.sample
+        if opts.top_up is not None:
+            have = opts.measured.get(p.key(), set())
+            n = opts.top_up - len(have)
+            if n <= 0:
+                continue
         cfgs = sample_configs(p, n, random.Random(f"{opts.seed}:{p.key()}"),
                               opts.families, pool, exclude=have)
         cfgs = sorted(set(cfgs) | {c for c in picks(p) if c.id not in have})
