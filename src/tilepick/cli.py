@@ -213,10 +213,7 @@ def sweep(problems: str = typer.Option(..., "--problems",
     plist = [p for p in plist if min_tflop <= p.flops / 1e12 <= max_tflop]
     measured: dict = {}
     if top_up is not None:
-        from pathlib import Path
-
-        if top_up < 1 or sample is not None or not (Path(problems).is_dir()
-                                                     or problems.endswith(".parquet")):
+        if top_up < 1 or sample is not None or not shapes.is_dataset(problems):
             typer.echo("error: --top-up N takes N >= 1, a dataset as --problems, and no "
                        "--sample (it draws what each problem lacks)", err=True)
             raise typer.Exit(2)

@@ -704,26 +704,28 @@ def resolve_problems(spec: str, dtype="bf16", layout: str = "rr", seed: int = 0,
     if spec in NAMED_SETS:
         return problem_set(spec, dtype, layout, seed, count)
     path = Path(spec)
-    if path.is_dir() or path.suffix == ".parquet":
+    if is_dataset(spec):
         return _subsample(dataset_problems(path, dtype, layout), count, seed, "dataset")
     if path.exists():
         return _subsample(read_problem_file(spec, dtype, layout), count, seed, "file")
     return problem_set(spec, dtype, layout, seed, count)  # raises, listing the names
 
 
+def is_dataset(spec: str) -> bool:
+    """Does ``--problems`` name a dataset (a parquet file or a folder) rather than a set name
+    or a problem file?"""
+    path = Path(spec)
+    return spec not in NAMED_SETS and (path.is_dir() or path.suffix == ".parquet")
+
+
 def dataset_problems(path: str | Path, dtype="bf16", layout: str = "rr") -> list[GemmProblem]:
     """The problems a measured dataset holds (sorted by key), of one dtype and layout: to
     measure more configs of the same problems (e.g. a model's picks, ``sweep --model-top``)."""
-    import pyarrow.parquet as pq
+    from tilepick.data.io import done_problems, part_files
 
-    from tilepick.data.io import part_files
-
-    files = list(dict.fromkeys(part_files(path))) if Path(path).exists() else []
-    if not files:
+    if not (Path(path).exists() and part_files(path)):
         raise ProblemError(f"{path}: no parquet files (a dataset folder or .parquet file)")
-    keys: set[str] = set()
-    for f in files:
-        keys.update(pq.read_table(f, columns=["problem_key"]).column(0).to_pylist())
+    keys = done_problems(path)
     problems = [GemmProblem.from_key(k) for k in sorted(keys) if k.startswith("gemm.")]
     tok = DType.parse(dtype).value
     chosen = [p for p in problems if p.dtype.value == tok and p.layout == layout]
