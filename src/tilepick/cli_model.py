@@ -128,7 +128,10 @@ def register(app: typer.Typer) -> None:
                   "n problems counts (n_max / n) ** this (default 1; 0: off)"),
               catalog_min_rel: Optional[float] = typer.Option(
                   None, "--catalog-min-rel", help="the trained catalog keeps configs within "
-                  "this fraction of some training problem's best (default 0.8; 0: all)")):
+                  "this fraction of some training problem's best (default 0.8; 0: all)"),
+              vendor_gate: str = typer.Option(
+                  "auto", "--vendor-gate", help="the cuBLAS-or-Triton classifier: auto (ship "
+                  "it where it raises the out-of-fold mean) | on | off")):
         """Train and compare objectives on shape-grouped folds; write the best model."""
         from tilepick.model.artifacts import ModelError
         from tilepick.model.dataset import DataError
@@ -140,7 +143,7 @@ def register(app: typer.Typer) -> None:
         try:
             opts = TrainOptions(objective=objective, folds=folds, seed=seed,
                                 rounds=rounds or NUM_ROUNDS, warm_start=warm_start,
-                                pool=tuple(pool),
+                                pool=tuple(pool), vendor_gate=vendor_gate,
                                 **({"catalog": catalog} if catalog else {}),
                                 **({"minority_layout_weight": minority_layout_weight}
                                    if minority_layout_weight is not None else {}),
@@ -154,8 +157,12 @@ def register(app: typer.Typer) -> None:
             _fail(str(exc))
         summary = {n: {k: v for k, v in s.items() if k not in ("by_m", "full_model")}
                    for n, s in result["objectives"].items()}
+        gate = {k: v for k, v in result["vendor_gate"].items() if k in ("shipped", "perfect_call")}
+        for k in ("ranker", "gated"):
+            if k in result["vendor_gate"]:
+                gate[k] = {m: result["vendor_gate"][k][m] for m in ("mean", "p10", "min")}
         typer.echo(json.dumps({"out": out, "default": result["default"],
-                               "objectives": summary}, indent=1))
+                               "objectives": summary, "vendor_gate": gate}, indent=1))
 
     @app.command()
     def evaluate(data: list[str] = typer.Option(..., "--data", help="parquet file or folder"),

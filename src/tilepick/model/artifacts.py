@@ -5,8 +5,8 @@ Files:
 * ``model.txt.gz``: the ranking booster trained on all data (LightGBM text, gzip).
 * ``ensemble.txt.gz``: one packed booster (see :func:`.booster.pack`) whose output columns are
   the cross-validation fold models (their first ``uncertainty_trees`` trees; their spread is
-  the uncertainty) and, last, the
-  problem-level model of the best TFLOP/s (see :mod:`.scale`): one call on the hot path.
+  the uncertainty), the problem-level model of the best TFLOP/s (see :mod:`.scale`) and, where
+  the model has one, the vendor gate (see :mod:`.gate`): one call on the hot path.
 * ``predictor.json``: how the Predictor uses them: objective, cascade, calibration, which
   catalog of configs it ranks (see :func:`catalog_of`), the configs its training data
   measured, the layouts it was trained on.
@@ -128,7 +128,7 @@ def _write_booster(booster: lgb.Booster, path: Path) -> int:
 
 
 def write(out, *, final, fold_models, scale, objective, opts, ds, trained_configs, layouts,
-          calibration, cv_metrics, importance, previous, train_s) -> Path:
+          calibration, cv_metrics, importance, previous, train_s, gate=None) -> Path:
     from tilepick.features import space_configs
     from tilepick.provenance import collect
 
@@ -136,8 +136,9 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
     out.mkdir(parents=True, exist_ok=True)
     sizes = {MODEL_FILE: _write_booster(final, out / MODEL_FILE),
              ENSEMBLE_FILE: _write_booster(
-                 pack(list(fold_models) + [scale],
-                      [opts.cascade.uncertainty_trees] * len(fold_models) + [None]),
+                 pack(list(fold_models) + [scale] + ([gate] if gate is not None else []),
+                      [opts.cascade.uncertainty_trees] * len(fold_models) + [None]
+                      + ([None] if gate is not None else [])),
                  out / ENSEMBLE_FILE)}
     dtype = ds.dtype
     _write_json(out / "predictor.json", {
@@ -146,7 +147,9 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
         "cascade": opts.cascade.to_dict(), "calibration": calibration,
         "ensemble": {"fold_models": len(fold_models), "scale_column": len(fold_models),
                      "fold_trees": opts.cascade.uncertainty_trees,
-                     "scale_target": "log of the best measured TFLOP/s of the problem"},
+                     "scale_target": "log of the best measured TFLOP/s of the problem",
+                     "gate_column": len(fold_models) + 1 if gate is not None else None,
+                     "gate_target": "raw score > 0: cuBLAS beats the first Triton candidate"},
         "catalog": opts.catalog, "trained_configs": list(trained_configs)})
     _write_json(out / "feature_spec.json", current_spec().to_dict())
     prov = collect()
@@ -168,7 +171,8 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
         "parameters": {"lightgbm": _lgb_params(objective, opts), "rounds": opts.rounds,
                        "retimed_weight": opts.retimed_weight,
                        "minority_layout_weight": opts.minority_layout_weight,
-                       "stratum_balance": opts.stratum_balance, "folds": opts.folds,
+                       "stratum_balance": opts.stratum_balance,
+                       "vendor_gate": opts.vendor_gate, "folds": opts.folds,
                        "seed": opts.seed, "cascade": opts.cascade.to_dict()},
         "trees": final.num_trees(),
         "warm_start": None, "train_seconds": round(train_s, 1),

@@ -5,7 +5,8 @@ folds of the given data (GroupKFold by shape), so every number is measured on sh
 scoring model never saw. Methods, all judged by the winner's-curse rule of
 :mod:`tilepick.model.metrics` (only measured candidates are ranked):
 
-* ``model top-1``: the cascade's first pick;
+* ``model top-1``: the cascade's first pick (after the vendor gate's call, for a model that
+  has one: the gate is fitted out of fold too, on the other folds' out-of-fold picks);
 * ``model top-k benchmarked`` (k = 2, 4, 8): the fastest measured of the model's first k, what
   the dispatcher's hybrid mode gets by benchmarking k candidates;
 * ``best static config``: one global order of configs by mean efficiency over the training
@@ -30,7 +31,8 @@ from tilepick.model.artifacts import check_spec, read_json
 from tilepick.model.dataset import DataError, Dataset, load
 from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES
 from tilepick.model.ranking import CascadeSettings, Calibration, score_gaps
-from tilepick.model.train import TrainOptions, evaluate_objective, scale_out_of_fold
+from tilepick.model.train import (TrainOptions, evaluate_objective, gate_out_of_fold,
+                                  scale_out_of_fold)
 
 STATIC_MIN_COVERAGE = 0.10
 TOP_K = (2, 4, 8)
@@ -97,12 +99,17 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     folds = cv.make_folds(pooled, opts.folds, opts.seed)
     scale_oof = scale_out_of_fold(pooled, folds)
     res = evaluate_objective(pooled, obj, folds, opts, scale_oof, keep_models=False)
+    keys, model_table = res.keys, res.table
+    gated = meta.get("ensemble", {}).get("gate_column") is not None
+    if gated:   # the recipe's vendor gate, fitted out of fold on the ranker's picks
+        g = gate_out_of_fold(res, folds, pooled.served, opts.seed)
+        keys, model_table = g.keys, g.table
+        log(f"vendor gate: mean {res.summary['mean']:.4f} -> {g.summary['mean']:.4f}")
     # Everything below scores the served dtype's problems on the same folds.
     ds = res.scored
     folds = [cv.Fold(f.train[pooled.served], f.test[pooled.served]) for f in folds]
-    model_table = res.table
     methods = {"model top-1": _method(ds, model_table)}
-    methods["model top-1"].update(metrics.tie_rates(ds, res.keys))
+    methods["model top-1"].update(metrics.tie_rates(ds, keys))
     for k in TOP_K:
         methods[f"model top-{k} benchmarked"] = _method(ds, model_table, f"top{k}_efficiency")
     static, leaders = static_scores(ds, folds)
@@ -123,7 +130,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
         "model": model_dir.name, "objective": obj.name,
         "data": [f["path"] for f in ds.files], "problems": ds.n_problems, "rows": len(ds),
         "pooled_dtypes": pooled.pooled_dtypes, "trained_on_problems": pooled.n_problems,
-        "folds": opts.folds, "cascade": opts.cascade.to_dict(),
+        "folds": opts.folds, "cascade": opts.cascade.to_dict(), "vendor_gate": gated,
         "rule": ("efficiency = measured TFLOP/s of the pick / best measured TFLOP/s of the "
                  "problem; only measured candidates are ranked (a pick the data did not "
                  "measure is replaced by the best-ranked measured candidate)"),

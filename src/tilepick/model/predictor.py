@@ -13,7 +13,11 @@ Ranking of a new problem (see :mod:`.ranking` for why a cascade):
    trees, :mod:`.compiled`, where the ``fast`` extra is installed: the same scores, ~3x less
    time);
 4. predicted TFLOP/s = problem-level best-speed model x calibrated fraction of the best;
-5. uncertainty of the best ``uncertainty_top``: the standard deviation, across the
+5. the vendor gate (:mod:`.gate`, models that have one): its call puts cuBLAS first, or below
+   the first Triton candidate; where it moves cuBLAS past that candidate, cuBLAS's predicted
+   TFLOP/s becomes that candidate's (the gate says "at least" or "at most as fast", not by
+   how much), so the list stays in the order of predicted speed;
+6. uncertainty of the best ``uncertainty_top``: the standard deviation, across the
    cross-validation fold models, of the log of their predicted speed (each fold model's
    scores calibrated against its own best among those candidates): dimensionless, ~ the
    relative error (0.05 = +-5%), 0 where every fold model agrees; None below them. The
@@ -31,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tilepick.config import VENDOR_FAMILIES
 from tilepick.features import candidate_table
 from tilepick.hardware import HardwareProfile, current, profile
 from tilepick.model.artifacts import (CATALOGS, ENSEMBLE_FILE, MODEL_FILE, ModelError,
@@ -93,6 +98,8 @@ class Predictor:
         self.compiled_trees = not any(isinstance(f, partial) for f in (self._stage1, self._stage2))
         self.n_folds = int(meta["ensemble"]["fold_models"])
         self.scale_column = int(meta["ensemble"]["scale_column"])
+        gate = meta["ensemble"].get("gate_column")   # None: a model without a vendor gate
+        self.gate_column = None if gate is None else int(gate)
         # the candidate pool: None = the whole space (one table shared by every user)
         if self.catalog == "space":
             self._pool_ids, self._pool_key = None, None
@@ -101,6 +108,7 @@ class Predictor:
             self._pool_key = f"{self.model_dir.resolve()}:{len(self.trained_configs)}"
         self._memo: dict = {}
         self._tables: dict = {}
+        self._vendor_at: dict = {}   # layout -> cuBLAS's row in that candidate table (or -1)
         self._lock = threading.Lock()
 
     @classmethod
@@ -157,6 +165,17 @@ class Predictor:
             self._tables[problem.layout] = table
         return table
 
+    def _vendor_position(self, problem: GemmProblem, table, index: np.ndarray) -> int:
+        """cuBLAS's position among the valid candidates ``index`` (-1: not a candidate)."""
+        at = self._vendor_at.get(problem.layout)
+        if at is None:
+            hits = np.flatnonzero(table.id_array == VENDOR_FAMILIES[0])
+            at = self._vendor_at[problem.layout] = int(hits[0]) if len(hits) else -1
+        if at < 0:
+            return -1
+        pos = int(np.searchsorted(index, at))
+        return pos if pos < len(index) and index[pos] == at else -1
+
     def _rank_new(self, problem: GemmProblem) -> tuple:
         table = self._table(problem)
         index = np.flatnonzero(table.valid_mask(problem))
@@ -172,9 +191,14 @@ class Predictor:
         x_top = x[top]
         s2 = s1[top] + self._stage2(x_top)
         by_s2 = np.argsort(-s2, kind="stable")
-        # one call: the fold models on the leading candidates, and the problem's best speed
+        # one call: the fold models on the leading candidates (and cuBLAS, which the gate may
+        # put first), the problem's best speed, and the gate
         k = max(1, min(c.uncertainty_top, n))
-        ens = self.ensemble.predict(x_top[by_s2[:k]])
+        vendor = self._vendor_position(problem, table, index) if self.gate_column is not None \
+            else -1
+        lead = top[by_s2[:k if vendor < 0 else max(k, 2)]]   # the gate may swap the first two
+        rows = lead if vendor < 0 or vendor in lead else np.append(lead, vendor)
+        ens = self.ensemble.predict(x[rows])
         best_tflops = float(np.exp(ens[0, self.scale_column]))
         s2 = s2[by_s2]
         rel = self.cal_full(s2 - s2[0])
@@ -184,9 +208,20 @@ class Predictor:
             rel_rest = self.cal_stage1(s1[rest] - s1[by_s1[0]])
             order = np.concatenate((order, rest))
             rel = np.concatenate((rel, np.minimum(rel_rest, rel[-1])))
+        if vendor >= 0 and n > 1:
+            at = int(np.flatnonzero(order == vendor)[0])
+            if ens[0, self.gate_column] > 0 and at > 0:   # cuBLAS first: at least as fast
+                new = np.r_[at, np.arange(at), np.arange(at + 1, n)]
+                order, rel = order[new], rel[new]
+                rel[0] = max(rel[0], rel[1])
+            elif ens[0, self.gate_column] <= 0 and at == 0:   # second: at most as fast
+                new = np.r_[1, 0, np.arange(2, n)]
+                order, rel = order[new], rel[new]
+                rel[1] = min(rel[0], rel[1])
         unc = [None] * n
         if self.n_folds > 1 and c.uncertainty_top > 0:
-            folds = ens[:, :self.n_folds]
+            row_of = {int(r): i for i, r in enumerate(rows)}
+            folds = ens[[row_of[int(r)] for r in order[:k]], :self.n_folds]
             logs = np.log(np.maximum(self.cal_full(folds - folds.max(axis=0)), REL_FLOOR))
             unc[:k] = [_std(row) for row in logs.tolist()]   # a few numbers: plain Python
         return tuple(zip(table.id_array[index[order]].tolist(),

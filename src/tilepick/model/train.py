@@ -21,13 +21,14 @@ import numpy as np
 
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.features import FEATURE_NAMES
-from tilepick.model import artifacts, cv, metrics
+from tilepick.model import artifacts, cv, gate, metrics
 from tilepick.model.dataset import Dataset, load
 from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES, Objective, objective
 from tilepick.model.ranking import (CascadeSettings, Calibration, cascade_keys, score_gaps)
 from tilepick.model.scale import fit_scale, problem_rows
 
 COMPARED = ("log1p", "normalized", "lambdarank")
+VENDOR_GATE_CHOICES = ("auto", "on", "off")
 
 
 @dataclass
@@ -55,6 +56,9 @@ class TrainOptions:
     warm_start: bool = False
     warm_rounds: int = 10
     keep_fold_models: int = 5   # fold models saved for the uncertainty ensemble
+    # the cuBLAS-or-Triton call of :mod:`.gate`: "auto" ships it when it raises the
+    # out-of-fold mean efficiency, "on" always, "off" never
+    vendor_gate: str = "auto"
     pool: tuple = ()            # further dtypes learned from (see dataset.load); scored: none
 
     def __post_init__(self):
@@ -67,6 +71,9 @@ class TrainOptions:
             raise ValueError(f"stratum_balance must be >= 0, got {self.stratum_balance}")
         if not 0 <= self.catalog_min_rel <= 1:
             raise ValueError(f"catalog_min_rel must be within [0, 1], got {self.catalog_min_rel}")
+        if self.vendor_gate not in VENDOR_GATE_CHOICES:
+            raise ValueError(f"vendor_gate must be one of {VENDOR_GATE_CHOICES}, "
+                             f"got {self.vendor_gate!r}")
         if self.cascade is None:
             self.cascade = CascadeSettings.for_catalog(self.catalog)
 
@@ -154,6 +161,71 @@ def choose(results: dict[str, ObjectiveResult]) -> str:
     return max(results, key=lambda n: (results[n].summary["mean"], results[n].summary["p10"]))
 
 
+@dataclass
+class GateResult:
+    """The vendor gate out of fold on an objective's out-of-fold ranking."""
+
+    keys: np.ndarray            # the ranking with the gate's calls applied
+    table: object               # per-problem metrics of that ranking
+    summary: dict
+    raw: np.ndarray             # per problem: the out-of-fold gate's raw score
+    outcome: np.ndarray         # per problem: log(cuBLAS / the ranker's first Triton pick)
+    has_outcome: np.ndarray
+    perfect: dict               # mean / P10 had every call been right (the ceiling)
+
+
+def gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], served: np.ndarray,
+                     seed: int) -> GateResult:
+    """Gates fitted on the other folds' problems, called on each fold's problems."""
+    sc = res.scored
+    masks = [(f.train[served], f.test[served]) for f in folds]
+    x = gate.problem_matrix(sc.x[sc.starts])
+    raw, y, has = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys, x,
+                                   masks, seed)
+    keys = gate.apply(sc.problem_index, sc.config_ids, res.keys, raw)
+    table = metrics.per_problem(sc.problem_index, sc.tflops, keys)
+    summary = metrics.method_summary(table, sc.frame["m"].to_numpy()[sc.starts])
+    return GateResult(keys, table, summary, raw, y, has, _ceiling(res, y, has))
+
+
+def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
+                 opts: TrainOptions, log) -> tuple[lgb.Booster | None, dict]:
+    """The gate to ship (or None) and what cv_metrics.json says of it."""
+    report = {"choice": opts.vendor_gate, "shipped": False,
+              "rule": ("auto: shipped when the gated out-of-fold mean efficiency is above the "
+                       "ranker's alone"),
+              "params": dict(gate.GATE_PARAMS, seed=opts.seed), "rounds": gate.GATE_ROUNDS}
+    if opts.vendor_gate == "off":
+        return None, report
+    g = gate_out_of_fold(chosen, folds, ds.served, opts.seed)
+    ranker = chosen.summary
+    report.update(ranker={k: ranker[k] for k in ("mean", "median", "p10", "min")},
+                  gated=g.summary, perfect_call=g.perfect,
+                  problems_with_both=int(g.has_outcome.sum()),
+                  calls_for_cublas=int((g.raw > 0).sum()))
+    log(f"vendor gate out of fold: mean {ranker['mean']:.4f} -> {g.summary['mean']:.4f}, "
+        f"p10 {ranker['p10']:.4f} -> {g.summary['p10']:.4f} (every call right: "
+        f"{g.perfect['mean']:.4f} / {g.perfect['p10']:.4f})")
+    if opts.vendor_gate == "auto" and not g.summary["mean"] > ranker["mean"]:
+        return None, report
+    sc = chosen.scored
+    x = gate.problem_matrix(sc.x[sc.starts])
+    report["shipped"] = True
+    return gate.fit(x[g.has_outcome], g.outcome[g.has_outcome], opts.seed), report
+
+
+def _ceiling(res: ObjectiveResult, y: np.ndarray, has: np.ndarray) -> dict:
+    """Mean and P10 efficiency had the gate called every problem right."""
+    sc = res.scored
+    ranker_eff = res.table["efficiency"].to_numpy()
+    # the ranker's first Triton pick's efficiency, and cuBLAS's, per problem
+    tri_keys = np.where(sc.config_ids == gate.VENDOR, -np.inf, res.keys)
+    tri_eff = metrics.per_problem(sc.problem_index, sc.tflops, tri_keys)["efficiency"].to_numpy()
+    best_eff = np.where(has, np.maximum(tri_eff, tri_eff * np.exp(np.where(has, y, 0.0))),
+                        ranker_eff)
+    return {"mean": float(best_eff.mean()), "p10": float(np.percentile(best_eff, 10))}
+
+
 def feature_importance(booster: lgb.Booster) -> list[dict]:
     gain = booster.feature_importance("gain")
     split = booster.feature_importance("split")
@@ -219,6 +291,7 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
     else:
         final = _fit(ds, obj, opts)
     scale = fit_scale(ds)
+    gate_booster, gate_report = _vendor_gate(chosen, folds, ds, opts, log)
     trained = sorted(set(catalog_configs(ds, opts.catalog_min_rel))
                      | (set(previous.trained_configs) if previous else set()))
     layouts = sorted(set(ds.frame["layout"]) | (set(previous.layouts) if previous else set()))
@@ -239,9 +312,10 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
         "selection_rule": "highest mean out-of-fold efficiency, then P10",
         "scale_model_r2_log_best": metrics.r2(np.log(ds.best[ds.starts][ds.served]),
                                               scale_oof[ds.served]),
+        "vendor_gate": gate_report,
     }
     artifacts.write(out, final=final, fold_models=chosen.models[:opts.keep_fold_models],
-                    scale=scale, objective=default, opts=opts, ds=ds, trained_configs=trained,
+                    scale=scale, gate=gate_booster, objective=default, opts=opts, ds=ds, trained_configs=trained,
                     layouts=layouts, calibration=chosen.calibration, cv_metrics=cv_metrics,
                     importance=feature_importance(final), previous=previous,
                     train_s=time.perf_counter() - t_start)

@@ -26,10 +26,14 @@ TOP_K = (2, 4, 8)
 
 
 def model_scores(predictor, ds) -> np.ndarray:
-    """The model's predicted TFLOP/s of every row (NaN where it ranks no such config)."""
+    """The model's order of every row as a score, higher first (minus its position in the
+    ranking: the dispatcher takes the first; NaN where it ranks no such config). Not the
+    predicted TFLOP/s: the calibration is piecewise constant, so candidates can tie on it,
+    and a tie must not be broken by the order of the data's rows."""
     scores = np.full(len(ds), np.nan)
     for i, key in enumerate(ds.problem_keys):
-        pred = {cid: t for cid, t, _ in predictor.rank(GemmProblem.from_key(key))}
+        pred = {cid: -float(pos) for pos, (cid, _, _)
+                in enumerate(predictor.rank(GemmProblem.from_key(key)))}
         lo, hi = ds.starts[i], ds.starts[i] + ds.sizes[i]
         scores[lo:hi] = [pred.get(cid, np.nan) for cid in ds.config_ids[lo:hi]]
     return scores

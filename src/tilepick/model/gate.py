@@ -1,0 +1,135 @@
+"""The vendor gate: does cuBLAS beat the ranker's best Triton candidate on this problem?
+
+Why a model of its own: the ranker sees cuBLAS as one row among ~60-300 per problem, and its
+speed is jagged in problem space (cuBLAS's own kernel choices, its slow paths on odd strides
+and small M), so the ranker's cuBLAS-or-Triton call was the largest single loss: out of fold
+(bf16, 5,610 problems, the session-8 recipe) a perfect call between the ranker's first Triton
+candidate and cuBLAS would lift mean efficiency from 98.60% to 99.39%, and P10 from 96.4% to
+98.4% (BENCHMARKS.md, "Session 10: the vendor gate").
+
+What it is: a small LightGBM classifier, one row per problem (problem and hardware features
+only, like :mod:`.scale`), trained out of fold on "cuBLAS is faster than the ranker's first
+Triton candidate", each problem weighted by |log(cuBLAS / that candidate)|: a cost-sensitive
+classifier, so its raw score > 0 (probability > 0.5) is the call of lower expected loss. The
+labels come from the ranker's *out-of-fold* picks, the ones it makes on problems it never saw.
+
+How it acts (:func:`apply`, the same on the evaluation and the prediction paths): a problem
+whose gate says cuBLAS gets cuBLAS first; otherwise cuBLAS goes below the first Triton
+candidate if the ranker had put it first. Nothing else of the order changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilepick.config import VENDOR_FAMILIES
+from tilepick.features import FEATURES
+
+VENDOR = VENDOR_FAMILIES[0]
+GATE_PARAMS = {"objective": "binary", "learning_rate": 0.2, "num_leaves": 31,
+               "min_data_in_leaf": 10, "lambda_l2": 1.0, "feature_fraction": 0.9,
+               "num_threads": 2, "seed": 0, "deterministic": True, "force_row_wise": True,
+               "verbose": -1}
+# 60 rounds at 0.2 scored like 300 at 0.05 out of fold (98.69-98.69 vs 98.70-98.72% mean over
+# three seeds) at a fifth of the trees on the prediction path
+GATE_ROUNDS = 60
+WEIGHT_FLOOR = 1e-3   # a tie still counts a little
+
+
+def problem_outcomes(problem_index: np.ndarray, config_ids: np.ndarray, tflops: np.ndarray,
+                     keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per problem: (log(cuBLAS / the first-ranked Triton candidate's TFLOP/s), has both).
+
+    ``keys``: the ranking (higher = better) of every row; rows grouped by problem."""
+    n_prob = int(problem_index.max()) + 1 if len(problem_index) else 0
+    vendor = config_ids == VENDOR
+    cub = np.full(n_prob, np.nan)
+    cub[problem_index[vendor]] = tflops[vendor]
+    tri_key = np.where(vendor, -np.inf, keys)
+    order = np.lexsort((-tri_key, problem_index))
+    first = order[np.r_[True, problem_index[order][1:] != problem_index[order][:-1]]]
+    first = first[~vendor[first]]
+    tri = np.full(n_prob, np.nan)
+    tri[problem_index[first]] = tflops[first]
+    has = np.isfinite(cub) & np.isfinite(tri)
+    out = np.full(n_prob, np.nan)
+    out[has] = np.log(cub[has] / tri[has])
+    return out, has
+
+
+def problem_matrix(x_first_rows: np.ndarray) -> np.ndarray:
+    """Full-width rows with only the problem and hardware columns kept (the rest NaN), so the
+    gate's trees split on the problem alone: fed any candidate's row, it gives the problem's
+    value (which lets it share the packed ensemble booster with the scale model)."""
+    pos = [i for i, f in enumerate(FEATURES) if f.kind in ("hardware", "problem")]
+    x = np.full(x_first_rows.shape, np.nan)
+    x[:, pos] = x_first_rows[:, pos]
+    return x
+
+
+def fit(x: np.ndarray, log_ratio: np.ndarray, seed: int = 0):
+    """The gate on problem rows ``x`` (:func:`problem_matrix`) and their outcomes."""
+    import lightgbm as lgb
+
+    names = [f.name for f in FEATURES]
+    cat = [f.name for f in FEATURES if f.categorical and f.kind in ("hardware", "problem")]
+    data = lgb.Dataset(x, label=(log_ratio > 0).astype(float),
+                       weight=np.abs(log_ratio) + WEIGHT_FLOOR, feature_name=names,
+                       categorical_feature=cat, params={"verbose": -1, "min_data_in_bin": 1})
+    return lgb.train(dict(GATE_PARAMS, seed=seed), data, num_boost_round=GATE_ROUNDS)
+
+
+def apply(problem_index: np.ndarray, config_ids: np.ndarray, keys: np.ndarray,
+          gate_raw: np.ndarray) -> np.ndarray:
+    """Keys with cuBLAS moved by the gate (``gate_raw`` per problem: > 0 cuBLAS, <= 0 the
+    first Triton candidate, NaN no call: the ranker's order stays)."""
+    keys = np.asarray(keys, dtype=np.float64).copy()
+    vendor = np.flatnonzero(config_ids == VENDOR)
+    if not len(vendor):
+        return keys
+    n_prob = int(problem_index.max()) + 1
+    finite = np.where(np.isfinite(keys), keys, np.nan)
+    top_any = np.full(n_prob, -np.inf)
+    np.fmax.at(top_any, problem_index, finite)
+    tri = np.where(config_ids == VENDOR, np.nan, finite)
+    top_tri = np.full(n_prob, -np.inf)
+    np.fmax.at(top_tri, problem_index, tri)
+    p = problem_index[vendor]
+    called = ~np.isnan(gate_raw[p])
+    say_cub = called & (gate_raw[p] > 0)
+    has_tri = np.isfinite(top_tri[p])
+    # cuBLAS first: above everything; Triton first: just below the first Triton candidate
+    # (keys between it and the next one are taken by nothing: the step is 1/2 of the gap)
+    up = say_cub & np.isfinite(top_any[p])
+    keys[vendor[up]] = top_any[p][up] + 1.0
+    down = called & ~say_cub & has_tri & (keys[vendor] >= top_tri[p])
+    if down.any():
+        second = _second_best(problem_index, tri, n_prob)
+        below = np.where(np.isfinite(second[p]), (top_tri[p] + second[p]) / 2, top_tri[p] - 1)
+        keys[vendor[down]] = below[down]
+    return keys
+
+
+def _second_best(problem_index: np.ndarray, values: np.ndarray, n_prob: int) -> np.ndarray:
+    """Per problem, the second highest of ``values`` (NaN skipped; -inf where there is none)."""
+    v = np.where(np.isnan(values), -np.inf, values)
+    order = np.lexsort((-v, problem_index))
+    pi = problem_index[order]
+    starts = np.flatnonzero(np.r_[True, pi[1:] != pi[:-1]])
+    out = np.full(n_prob, -np.inf)
+    has2 = np.r_[starts[1:], len(order)] - starts > 1
+    out[pi[starts[has2]]] = v[order[starts[has2] + 1]]
+    return out
+
+
+def out_of_fold(problem_index, config_ids, tflops, keys, x_problem, folds, seed: int = 0):
+    """Gate raw scores per problem, each from a gate fitted on the other folds' problems
+    (``folds``: boolean masks per problem), and the outcomes they were fitted on."""
+    y, has = problem_outcomes(problem_index, config_ids, tflops, keys)
+    raw = np.full(len(y), np.nan)   # no call (no cuBLAS row, no gate): the ranker's order
+    for train, test in folds:
+        tr, te = train & has, test & has
+        if tr.sum() < 2 or not te.any() or len(np.unique(y[tr] > 0)) < 2:
+            continue
+        raw[te] = fit(x_problem[tr], y[tr], seed).predict(x_problem[te], raw_score=True)
+    return raw, y, has

@@ -1,0 +1,138 @@
+"""The vendor gate: outcomes from a ranking, how its call moves cuBLAS, that it learns a rule
+of the problem, and that a model shipped with it ranks as the gate says."""
+
+import json
+
+import numpy as np
+import pytest
+
+from tilepick.features import FEATURE_INDEX
+from tilepick.model import Predictor, gate
+from tilepick.model.evaluate import evaluate
+from tilepick.model.train import TrainOptions, train
+from tilepick.problem import GemmProblem
+
+from test_model import SHAPES, synthetic_rows
+
+V = gate.VENDOR
+
+
+def _problems():
+    # problem 0: cuBLAS 90, Triton a 100 (ranked first), b 120; problem 1: cuBLAS 50 ranked
+    # first, Triton c 40 then d 30; problem 2: no cuBLAS row
+    pi = np.array([0, 0, 0, 1, 1, 1, 2, 2])
+    ids = np.array([V, "a", "b", V, "c", "d", "e", "f"], dtype=object)
+    tf = np.array([90.0, 100, 120, 50, 40, 30, 10, 20])
+    keys = np.array([1.0, 3, 2, 9, 5, 4, 1, 2])
+    return pi, ids, tf, keys
+
+
+def test_outcomes_compare_cublas_with_the_first_ranked_triton_candidate():
+    pi, ids, tf, keys = _problems()
+    y, has = gate.problem_outcomes(pi, ids, tf, keys)
+    assert has.tolist() == [True, True, False]
+    assert y[0] == pytest.approx(np.log(90 / 100))   # against a (ranked first), not b (faster)
+    assert y[1] == pytest.approx(np.log(50 / 40))
+    assert np.isnan(y[2])
+
+
+def _first(pi, ids, keys, p):
+    rows = np.flatnonzero(pi == p)
+    return ids[rows[np.argmax(keys[rows])]]
+
+
+def test_the_call_moves_cublas_first_or_below_the_first_triton_candidate():
+    pi, ids, tf, keys = _problems()
+    up = gate.apply(pi, ids, keys, np.array([1.0, 1.0, 1.0]))
+    assert _first(pi, ids, up, 0) == V and _first(pi, ids, up, 1) == V
+    down = gate.apply(pi, ids, keys, np.array([-1.0, -1.0, -1.0]))
+    assert _first(pi, ids, down, 1) == "c"
+    assert down[4] > down[3] > down[5]             # between the first and second Triton
+    assert down[0] == keys[0]                      # already below: unchanged
+    none = gate.apply(pi, ids, keys, np.array([np.nan, np.nan, np.nan]))
+    assert none.tolist() == keys.tolist()
+    # every row but cuBLAS's keeps its key
+    for k in (up, down):
+        assert np.array_equal(k[ids != V], keys[ids != V])
+
+
+def test_the_gate_learns_a_rule_of_the_problem():
+    rng = np.random.default_rng(0)
+    n = 400
+    x = np.full((n, len(FEATURE_INDEX)), np.nan)
+    x[:, FEATURE_INDEX["log2_k"]] = rng.uniform(0, 15, n)
+    x[:, FEATURE_INDEX["log2_m"]] = rng.uniform(0, 15, n)
+    # cuBLAS wins by 20% at large K, loses by 20% at small K
+    y = np.where(x[:, FEATURE_INDEX["log2_k"]] > 7.5, np.log(1.2), np.log(0.8))
+    booster = gate.fit(gate.problem_matrix(x), y)
+    test = np.full((2, len(FEATURE_INDEX)), np.nan)
+    test[:, FEATURE_INDEX["log2_k"]] = [12, 3]
+    test[:, FEATURE_INDEX["log2_m"]] = [5, 5]
+    raw = booster.predict(gate.problem_matrix(test), raw_score=True)
+    assert raw[0] > 0 > raw[1]
+
+
+@pytest.fixture(scope="module")
+def gated_model(tmp_path_factory):
+    d = tmp_path_factory.mktemp("gate_data")
+    from tilepick.data import io
+
+    io.write_part(d, synthetic_rows(SHAPES, seed=3))
+    out = tmp_path_factory.mktemp("gate_models") / "gemm_bf16_h200"
+    train([d], "bf16", "h200", out, TrainOptions(folds=3, objective="lambdarank",
+                                                 vendor_gate="on"))
+    return d, out
+
+
+def test_a_gated_model_ranks_as_its_gate_says(gated_model):
+    _, out = gated_model
+    meta = json.loads((out / "predictor.json").read_text())
+    assert meta["ensemble"]["gate_column"] == meta["ensemble"]["fold_models"] + 1
+    cvm = json.loads((out / "cv_metrics.json").read_text())
+    assert cvm["vendor_gate"]["shipped"] is True
+    assert cvm["vendor_gate"]["perfect_call"]["mean"] >= cvm["vendor_gate"]["ranker"]["mean"]
+    pred = Predictor(out)
+    assert pred.gate_column == meta["ensemble"]["gate_column"]
+    calls = set()
+    for m, n, k in ((3, 4096, 4096), (700, 2000, 2000), (5000, 600, 9000), (64, 28672, 512),
+                    (1, 8192, 8192), (9000, 9000, 900)):
+        p = GemmProblem(m, n, k)
+        ranked = pred.rank(p)
+        ids = [r[0] for r in ranked]
+        tf = [r[1] for r in ranked]
+        assert tf == sorted(tf, reverse=True)        # the order of predicted speed is kept
+        table = pred._table(p)
+        index = np.flatnonzero(table.valid_mask(p))
+        x = table.features(p, index)
+        v = ids.index(V)
+        raw = pred.ensemble.predict(x[[int(np.flatnonzero(table.id_array[index] == V)[0])]])
+        says_cublas = raw[0, pred.gate_column] > 0
+        calls.add(bool(says_cublas))
+        if says_cublas:
+            assert v == 0, (p.key(), ids[:3])
+        else:
+            assert v != 0, (p.key(), ids[:3])
+        k_unc = pred.cascade.uncertainty_top
+        assert all(r[2] is not None for r in ranked[:k_unc])
+    assert calls == {False, True}   # both calls are exercised
+
+
+def test_evaluate_applies_the_recipes_gate(gated_model, tmp_path):
+    d, out = gated_model
+    rep = evaluate([d], out)
+    assert rep["vendor_gate"] is True
+    assert 0 < rep["methods"]["model top-1"]["mean"] <= 1
+
+
+def test_no_gate_when_off_and_bad_choice_refused(tmp_path):
+    from tilepick.data import io
+
+    io.write_part(tmp_path / "d", synthetic_rows(SHAPES[:18], seed=5))
+    out = tmp_path / "gemm_bf16_h200"
+    train([tmp_path / "d"], "bf16", "h200", out, TrainOptions(folds=3, objective="lambdarank",
+                                                              vendor_gate="off"))
+    meta = json.loads((out / "predictor.json").read_text())
+    assert meta["ensemble"]["gate_column"] is None
+    assert Predictor(out).rank(GemmProblem(100, 100, 100))
+    with pytest.raises(ValueError, match="vendor_gate"):
+        TrainOptions(vendor_gate="maybe")
