@@ -27,6 +27,7 @@ class RunResult:
     check_s: float = 0.0          # host wall time of the check (first launch: module load)
     time_s: float = 0.0           # host wall time of the timing
     check_timed: bool | None = None  # check_hold_ms given: was the check's launch a sample?
+    check_host_ms: float | None = None  # check_hold_ms given: host ms of the check's launch
 
     @property
     def ok(self) -> bool:
@@ -83,11 +84,11 @@ def run_config(problem: GemmProblem, config: KernelConfig | str, data: ProblemIn
     t0 = t1 = time.perf_counter()
     try:
         err = None
-        first = None
+        first = first_host = None
         if check:  # also the warm-up: the first launch loads the module
             inp.out.fill_(float("nan"))
             if check_hold_ms is not None and timed:
-                first = timed_once(call, check_hold_ms)
+                first, first_host = timed_once(call, check_hold_ms)
             else:
                 call()
             err = data.ref.error(inp.out)
@@ -105,4 +106,5 @@ def run_config(problem: GemmProblem, config: KernelConfig | str, data: ProblemIn
                          check_s=time.perf_counter() - t0)
     return RunResult(config.id, "ok", err, timing, check_s=t1 - t0,
                      time_s=time.perf_counter() - t1,
-                     check_timed=None if check_hold_ms is None else first is not None)
+                     check_timed=None if check_hold_ms is None else first is not None,
+                     check_host_ms=first_host)

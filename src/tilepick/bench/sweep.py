@@ -23,7 +23,7 @@ import random
 import statistics
 import time
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,8 +82,11 @@ class SweepSummary:
     # where the measuring wall time goes (inputs, check = each config's first launch and its
     # comparison with float64, screen, retime); BENCHMARKS.md reads it against kernel time
     host_s: Counter = field(default_factory=Counter)
-    # long-kernel problems: checks whose launch served as a sample, or not (host too slow)
+    # long-kernel problems: checks whose launch served as a sample, or not (host too slow),
+    # and those timed behind a hold lengthened for a slow first launch (first_launch_hold)
     check_samples: Counter = field(default_factory=Counter)
+    # host ms of the recent checked first launches (module load and Triton's first-call path)
+    first_hosts: deque = field(default_factory=lambda: deque(maxlen=FIRST_HOSTS_KEPT))
     noise: dict = field(default_factory=dict)
 
     @property
@@ -99,6 +102,8 @@ class SweepSummary:
                 "measure_s": self.measure_s, "timed_configs_per_s": self.configs_per_s,
                 "host_s": {k: round(v, 3) for k, v in self.host_s.items()},
                 "check_samples": dict(self.check_samples),
+                "first_launch_host_ms_median": (round(statistics.median(self.first_hosts), 2)
+                                                if self.first_hosts else None),
                 "noise": self.noise}
 
 
@@ -243,8 +248,38 @@ def _set_rates(row: dict, problem: GemmProblem) -> None:
         row["gbps"] = problem.min_bytes / (row["time_ms"] * 1e6)
 
 
+FIRST_HOSTS_KEPT = 16
+FIRST_LAUNCH_MARGIN = 2.5   # timed_once keeps a sample when the host took < half the hold
+FIRST_LAUNCH_MAX_HOLD_MS = 1000.0
+
+
+def first_launch_hold(best: float, probe_ms: float, first_hosts, typical_ms: float | None
+                      ) -> tuple[float | None, bool]:
+    """GPU hold (ms) for timing the check's launch of the next config (None: not timed), and
+    whether it was lengthened for a slow first launch.
+
+    Why: from ``probe_ms`` on, the check's launch is the config's first sample, behind a hold
+    of min(50, 2 x best) ms that must cover the host's submission. A first launch also loads
+    the kernel (Triton's first-call path and the module load), which took longer than that on
+    the 16383 x 16384 x 16385 problem (best 13 ms): 924 of its 925 checks were not samples,
+    so each config ran once more. A longer hold idles the GPU for its length but saves a
+    launch of the config, which is at least the best time and typically the problem's
+    median: it is lengthened to ``FIRST_LAUNCH_MARGIN`` x the recent first launches' median
+    host time while that costs less than the larger of 2 x best and ``typical_ms`` (the
+    median time of the problem's configs timed so far).
+    """
+    if not (probe_ms <= best < math.inf):
+        return None, False
+    hold = min(50.0, 2 * best)
+    if first_hosts:
+        need = FIRST_LAUNCH_MARGIN * statistics.median(first_hosts)
+        if hold < need <= min(FIRST_LAUNCH_MAX_HOLD_MS, max(2 * best, typical_ms or 0.0)):
+            return need, True
+    return hold, False
+
+
 def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host: Counter,
-                     checks: Counter):
+                     checks: Counter, first_hosts: deque):
     from tilepick.bench.runner import ProblemInputs, run_config
     from tilepick.bench.timing import interleaved
     from tilepick.runtime import device_for_kernels
@@ -256,6 +291,7 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
     rows: dict[str, dict] = {}
     timed = 0
     best = math.inf
+    times: list[float] = []
     for config in [CUBLAS] + configs:
         cr = compiled.get((problem.key(), config.id))
         if cr is not None and not cr.ok:
@@ -265,12 +301,17 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
             continue
         # long kernels: the check's launch, timed behind a hold that covers the module load,
         # is the first repetition (one launch of milliseconds fewer per config)
-        hold = min(50.0, 2 * best) if opts.check_probe_ms <= best < math.inf else None
+        hold, longer = first_launch_hold(best, opts.check_probe_ms, first_hosts,
+                                         statistics.median(times) if times else None)
         r = run_config(problem, config, data, warmup=0, reps=opts.screen_reps, min_reps=3,
                        max_ms=opts.screen_max_ms, check_hold_ms=hold,
                        stop_if_slower_than_ms=opts.stop_factor * best if best < math.inf else None)
         if r.check_timed is not None:
             checks["timed" if r.check_timed else "untimed"] += 1
+            if longer:
+                checks["longer_hold"] += 1
+        if r.check_host_ms is not None:
+            first_hosts.append(r.check_host_ms)
         host["check"] += r.check_s
         host["screen"] += r.time_s
         bar.update(1)
@@ -284,6 +325,7 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
         t = r.timing
         timed += 1
         best = min(best, t.ms)
+        times.append(t.ms)
         rows[config.id] = _row(problem, config, prov, sweep_id, valid=True, invalid_reason="",
                                rel_error=r.rel_error, time_ms=t.ms, time_p20_ms=t.p20_ms,
                                time_p80_ms=t.p80_ms, reps=t.reps, stopped_early=t.stopped_early,
@@ -371,7 +413,7 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
         for i, (problem, configs) in enumerate(plan):
             rows, timed, _ = _measure_problem(problem, configs, compiled, opts, prov,
                                               summary.sweep_id, bar, summary.host_s,
-                                              summary.check_samples)
+                                              summary.check_samples, summary.first_hosts)
             if opts.top_up is not None:
                 have = opts.measured.get(problem.key(), set())
                 rows = [r for r in rows if r["config_id"] not in have]

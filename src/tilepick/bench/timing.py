@@ -168,15 +168,19 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
     return summarize(samples, stopped_early=stopped)
 
 
-def timed_once(fn: Callable[[], object], hold_ms: float) -> float | None:
+def timed_once(fn: Callable[[], object], hold_ms: float) -> tuple[float | None, float]:
     """One repetition of ``fn`` timed like :func:`time_fn`'s (L2 flushed, events behind a GPU
-    hold), for a launch that is needed anyway (the correctness check): None under the
-    interpreter, or when the host took longer than the hold to submit the call (the first
-    launch of a kernel loads its module), since the GPU then waited for the host inside the
-    events and the sample would read slow."""
+    hold), for a launch that is needed anyway (the correctness check).
+
+    Returns (sample, host ms of the call). The sample is None under the interpreter, or when
+    the host took more than half the hold to submit the call (the first launch of a kernel
+    loads its module), since the GPU then waited for the host inside the events and the
+    sample would read slow. The host time lets a caller size the next first launch's hold.
+    """
     if interpreting():
+        t0 = time.perf_counter()
         fn()
-        return None
+        return None, (time.perf_counter() - t0) * 1e3
     import torch
 
     flush = _l2_flusher(torch.device("cuda", torch.cuda.current_device()))
@@ -190,8 +194,8 @@ def timed_once(fn: Callable[[], object], hold_ms: float) -> float | None:
     end.record()
     end.synchronize()
     if host_ms > 0.5 * hold_ms:  # the sleep's clock rate is a lead: keep a wide margin
-        return None
-    return max(start.elapsed_time(end), 1e-4)
+        return None, host_ms
+    return max(start.elapsed_time(end), 1e-4), host_ms
 
 
 @dataclass(frozen=True)
