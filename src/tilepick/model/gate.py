@@ -67,8 +67,10 @@ def problem_matrix(x_first_rows: np.ndarray) -> np.ndarray:
     return x
 
 
-def fit(x: np.ndarray, log_ratio: np.ndarray, seed: int = 0):
-    """The gate on problem rows ``x`` (:func:`problem_matrix`) and their outcomes."""
+def fit(x: np.ndarray, log_ratio: np.ndarray, seed: int = 0, params: dict | None = None,
+        rounds: int = GATE_ROUNDS):
+    """The gate on problem rows ``x`` (:func:`problem_matrix`) and their outcomes
+    (``params`` override :data:`GATE_PARAMS`, for comparisons)."""
     import lightgbm as lgb
 
     names = [f.name for f in FEATURES]
@@ -76,7 +78,8 @@ def fit(x: np.ndarray, log_ratio: np.ndarray, seed: int = 0):
     data = lgb.Dataset(x, label=(log_ratio > 0).astype(float),
                        weight=np.abs(log_ratio) + WEIGHT_FLOOR, feature_name=names,
                        categorical_feature=cat, params={"verbose": -1, "min_data_in_bin": 1})
-    return lgb.train(dict(GATE_PARAMS, seed=seed), data, num_boost_round=GATE_ROUNDS)
+    return lgb.train(dict(GATE_PARAMS, seed=seed, **(params or {})), data,
+                     num_boost_round=rounds)
 
 
 def apply(problem_index: np.ndarray, config_ids: np.ndarray, keys: np.ndarray,
@@ -122,7 +125,8 @@ def _second_best(problem_index: np.ndarray, values: np.ndarray, n_prob: int) -> 
     return out
 
 
-def out_of_fold(problem_index, config_ids, tflops, keys, x_problem, folds, seed: int = 0):
+def out_of_fold(problem_index, config_ids, tflops, keys, x_problem, folds, seed: int = 0,
+                **fit_kw):
     """Gate raw scores per problem, each from a gate fitted on the other folds' problems
     (``folds``: boolean masks per problem), and the outcomes they were fitted on."""
     y, has = problem_outcomes(problem_index, config_ids, tflops, keys)
@@ -131,5 +135,6 @@ def out_of_fold(problem_index, config_ids, tflops, keys, x_problem, folds, seed:
         tr, te = train & has, test & has
         if tr.sum() < 2 or not te.any() or len(np.unique(y[tr] > 0)) < 2:
             continue
-        raw[te] = fit(x_problem[tr], y[tr], seed).predict(x_problem[te], raw_score=True)
+        raw[te] = fit(x_problem[tr], y[tr], seed, **fit_kw).predict(x_problem[te],
+                                                                    raw_score=True)
     return raw, y, has

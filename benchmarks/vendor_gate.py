@@ -1,0 +1,91 @@
+"""The vendor gate out of fold: its ceiling, and the variants compared (CPU, ~3 min).
+
+Re-trains the shipped bf16 model's ranker on the 5 folds of its own data (the files of its
+manifest, fp16 pooled), then fits gates on each fold's complement from the ranker's
+out-of-fold picks (:mod:`tilepick.model.gate`) and scores the gated rankings out of fold:
+- the ceiling: every cuBLAS-or-first-Triton call right;
+- cost-sensitive classifiers (the shipped kind) at a few sizes, over three seeds;
+- a regression of log(cuBLAS / first Triton) instead (huber loss), called at 0.
+
+    python benchmarks/vendor_gate.py [--model models/gemm_bf16_h200] [--out FILE.json]
+"""
+
+import argparse
+import json
+
+import numpy as np
+
+from tilepick.model import cv, gate, metrics
+from tilepick.model.dataset import load
+from tilepick.model.objectives import OBJECTIVES
+from tilepick.model.train import TrainOptions, evaluate_objective, scale_out_of_fold
+
+VARIANTS = {
+    "binary 31 leaves x 60 at 0.2 (shipped)": ({}, 60),
+    "binary 63 leaves x 60 at 0.2": ({"num_leaves": 63}, 60),
+    "binary 63 leaves x 300 at 0.05": ({"num_leaves": 63, "learning_rate": 0.05}, 300),
+    "binary 15 leaves x 200 at 0.05": ({"num_leaves": 15, "learning_rate": 0.05}, 200),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="models/gemm_bf16_h200")
+    ap.add_argument("--out", default="benchmarks/results/vendor_gate_oof.json")
+    ap.add_argument("--seeds", type=int, default=3)
+    args = ap.parse_args()
+    man = json.load(open(f"{args.model}/manifest.json"))
+    prm = man["parameters"]
+    ds = load([d["path"] for d in man["data"]], man["dtype"], man["arch"],
+              tuple(man.get("pooled_dtypes", ())))
+    opts = TrainOptions(objective=man["objective"], pool=tuple(man.get("pooled_dtypes", ())),
+                        stratum_balance=prm["stratum_balance"], seed=prm["seed"],
+                        retimed_weight=prm["retimed_weight"], rounds=prm["rounds"])
+    folds = cv.make_folds(ds, opts.folds, opts.seed)
+    res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
+                             scale_out_of_fold(ds, folds), keep_models=False)
+    sc = res.scored
+    masks = [(f.train[ds.served], f.test[ds.served]) for f in folds]
+    x = gate.problem_matrix(sc.x[sc.starts])
+
+    def score(keys):
+        t = metrics.per_problem(sc.problem_index, sc.tflops, keys)["efficiency"].to_numpy()
+        return {"mean": float(t.mean()), "p10": float(np.percentile(t, 10)),
+                "min": float(t.min())}
+
+    y, has = gate.problem_outcomes(sc.problem_index, sc.config_ids, sc.tflops, res.keys)
+    truth = np.where(has, np.where(y > 0, 1.0, -1.0), np.nan)
+    out = {"model": args.model, "problems": int(sc.n_problems), "ranker": score(res.keys),
+           "every_call_right": score(gate.apply(sc.problem_index, sc.config_ids, res.keys,
+                                                truth)),
+           "variants": {}}
+    print("ranker", out["ranker"], "\nevery call right", out["every_call_right"], flush=True)
+    for name, (params, rounds) in VARIANTS.items():
+        runs = []
+        for seed in range(args.seeds):
+            raw, _, _ = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys,
+                                         x, masks, seed, params=params, rounds=rounds)
+            runs.append(score(gate.apply(sc.problem_index, sc.config_ids, res.keys, raw)))
+        out["variants"][name] = runs
+        print(name, [f"{r['mean']:.4f}/{r['p10']:.4f}" for r in runs], flush=True)
+    # a regression of the log ratio instead, called at 0
+    import lightgbm as lgb
+
+    reg = []
+    for seed in range(args.seeds):
+        raw = np.full(len(y), np.nan)
+        for tr, te in masks:
+            tr, te = tr & has, te & has
+            b = lgb.train(dict(gate.GATE_PARAMS, objective="huber", alpha=0.1, seed=seed,
+                               num_leaves=63, learning_rate=0.05),
+                          lgb.Dataset(x[tr], y[tr], params={"verbose": -1}), 300)
+            raw[te] = b.predict(x[te])
+        reg.append(score(gate.apply(sc.problem_index, sc.config_ids, res.keys, raw)))
+    out["variants"]["huber regression of log ratio, 63 leaves x 300 at 0.05"] = reg
+    print("huber", [f"{r['mean']:.4f}/{r['p10']:.4f}" for r in reg], flush=True)
+    with open(args.out, "w") as f:
+        json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
