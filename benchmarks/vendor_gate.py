@@ -54,10 +54,9 @@ def main():
                 "min": float(t.min())}
 
     y, has = gate.problem_outcomes(sc.problem_index, sc.config_ids, sc.tflops, res.keys)
-    truth = np.where(has, np.where(y > 0, 1.0, -1.0), np.nan)
     out = {"model": args.model, "problems": int(sc.n_problems), "ranker": score(res.keys),
            "every_call_right": score(gate.apply(sc.problem_index, sc.config_ids, res.keys,
-                                                truth)),
+                                                gate.right_calls(y, has))),
            "variants": {}}
     print("ranker", out["ranker"], "\nevery call right", out["every_call_right"], flush=True)
     for name, (params, rounds) in VARIANTS.items():

@@ -34,6 +34,10 @@ def test_outcomes_compare_cublas_with_the_first_ranked_triton_candidate():
     assert y[0] == pytest.approx(np.log(90 / 100))   # against a (ranked first), not b (faster)
     assert y[1] == pytest.approx(np.log(50 / 40))
     assert np.isnan(y[2])
+    right = gate.right_calls(y, has)
+    assert right[0] < 0 < right[1] and np.isnan(right[2])
+    keys_right = gate.apply(pi, ids, keys, right)
+    assert _first(pi, ids, keys_right, 0) == "a" and _first(pi, ids, keys_right, 1) == V
 
 
 def _first(pi, ids, keys, p):

@@ -113,6 +113,12 @@ def apply(problem_index: np.ndarray, config_ids: np.ndarray, keys: np.ndarray,
     return keys
 
 
+def right_calls(log_ratio: np.ndarray, has: np.ndarray) -> np.ndarray:
+    """The raw scores of a gate that is always right (for the ceiling): +1 where cuBLAS is
+    faster, -1 where it is not, NaN (no call) where there is no outcome."""
+    return np.where(has, np.where(log_ratio > 0, 1.0, -1.0), np.nan)
+
+
 def _second_best(problem_index: np.ndarray, values: np.ndarray, n_prob: int) -> np.ndarray:
     """Per problem, the second highest of ``values`` (NaN skipped; -inf where there is none)."""
     v = np.where(np.isnan(values), -np.inf, values)

@@ -217,13 +217,9 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
 def _ceiling(res: ObjectiveResult, y: np.ndarray, has: np.ndarray) -> dict:
     """Mean and P10 efficiency had the gate called every problem right."""
     sc = res.scored
-    ranker_eff = res.table["efficiency"].to_numpy()
-    # the ranker's first Triton pick's efficiency, and cuBLAS's, per problem
-    tri_keys = np.where(sc.config_ids == gate.VENDOR, -np.inf, res.keys)
-    tri_eff = metrics.per_problem(sc.problem_index, sc.tflops, tri_keys)["efficiency"].to_numpy()
-    best_eff = np.where(has, np.maximum(tri_eff, tri_eff * np.exp(np.where(has, y, 0.0))),
-                        ranker_eff)
-    return {"mean": float(best_eff.mean()), "p10": float(np.percentile(best_eff, 10))}
+    keys = gate.apply(sc.problem_index, sc.config_ids, res.keys, gate.right_calls(y, has))
+    eff = metrics.per_problem(sc.problem_index, sc.tflops, keys)["efficiency"].to_numpy()
+    return {"mean": float(eff.mean()), "p10": float(np.percentile(eff, 10))}
 
 
 def feature_importance(booster: lgb.Booster) -> list[dict]:
@@ -315,9 +311,9 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
         "vendor_gate": gate_report,
     }
     artifacts.write(out, final=final, fold_models=chosen.models[:opts.keep_fold_models],
-                    scale=scale, gate=gate_booster, objective=default, opts=opts, ds=ds, trained_configs=trained,
-                    layouts=layouts, calibration=chosen.calibration, cv_metrics=cv_metrics,
-                    importance=feature_importance(final), previous=previous,
+                    scale=scale, gate=gate_booster, objective=default, opts=opts, ds=ds,
+                    trained_configs=trained, layouts=layouts, calibration=chosen.calibration,
+                    cv_metrics=cv_metrics, importance=feature_importance(final), previous=previous,
                     train_s=time.perf_counter() - t_start)
     log(f"default objective: {default}; model written to {out}")
     return cv_metrics
