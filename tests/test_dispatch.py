@@ -114,6 +114,12 @@ def test_exhaustive_benchmarks_every_applicable_candidate(tmp_path, frame, probl
     assert benched == {c.id for c in solvers.applicable_configs(p, HW)}
     measured = dict(zip(rows.config_id, rows.time_ms))
     assert d.cache[p].config_id == min(measured, key=measured.get)
+    # warming up compiles what it will benchmark: every applicable config, not a top k
+    from tilepick.dispatch.warmup import candidates
+
+    assert {c.id for c in candidates(d, p, top=4)} == benched
+    hybrid, _ = make(tmp_path / "h", "hybrid", RankByList(list(rows.config_id)), frame)
+    assert len(candidates(hybrid, p, top=4)) == 4
 
 
 def test_db_mode_falls_back_to_heuristic_and_cache_hits(tmp_path, frame, problem_rows):

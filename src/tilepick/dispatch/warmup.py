@@ -29,7 +29,13 @@ class WarmupReport:
 
 
 def candidates(dispatcher, problem: GemmProblem, top: int) -> list[KernelConfig]:
-    """What the dispatcher could launch for ``problem``: its top ``top`` candidates."""
+    """What the dispatcher could launch for ``problem``: its top ``top`` candidates, or, in
+    exhaustive mode, every applicable config (it benchmarks them all: compiling them one by
+    one on the first call took a suite run past its time limit on its first problem)."""
+    if dispatcher.mode == "exhaustive":
+        from tilepick import solvers
+
+        return list(solvers.applicable_configs(problem, dispatcher.hw))
     ranked, _ = dispatcher.ranked(problem)
     return [KernelConfig.from_id(cid) for cid, _, _ in ranked[:top]]
 
