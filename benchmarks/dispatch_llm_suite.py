@@ -15,8 +15,10 @@ Methods, per problem:
   problems: first-call time (tuning cost) and its steady-state time; then, for
   ``--max-autotune-budget-s`` more seconds, on the others (a second pass that re-times it
   against torch.matmul in interleaved rounds of its own).
-Exhaustive mode is compared on the measured validation set instead (benchmarks/
-hybrid_vs_exhaustive.py replays it): ~1000 candidates per shape do not fit a device call.
+Exhaustive mode (``--modes heuristic,hybrid,exhaustive``) fits a device call on a handful of
+shapes only (``--shapes``; ~1000 candidates per shape, ~10-40 s each on an H200 after a
+warm-up that compiles them all); the measured validation set is its broad comparison
+(benchmarks/hybrid_vs_exhaustive.py replays it).
 Steady state: every method's chosen kernel re-timed in interleaved rounds on the same inputs.
 
     PYTHONPATH=src python benchmarks/dispatch_llm_suite.py --out $OUT [--models llama3-8b,llama3-70b]
