@@ -24,6 +24,8 @@ import numpy as np
 
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.features import FEATURES
+from tilepick.model.ranking import within_problem_rank
+from tilepick.model.scale import SCALE_CATEGORICAL, problem_only
 
 VENDOR = VENDOR_FAMILIES[0]
 GATE_PARAMS = {"objective": "binary", "learning_rate": 0.2, "num_leaves": 31,
@@ -45,10 +47,8 @@ def problem_outcomes(problem_index: np.ndarray, config_ids: np.ndarray, tflops: 
     vendor = config_ids == VENDOR
     cub = np.full(n_prob, np.nan)
     cub[problem_index[vendor]] = tflops[vendor]
-    tri_key = np.where(vendor, -np.inf, keys)
-    order = np.lexsort((-tri_key, problem_index))
-    first = order[np.r_[True, problem_index[order][1:] != problem_index[order][:-1]]]
-    first = first[~vendor[first]]
+    rank = within_problem_rank(problem_index, np.where(vendor, -np.inf, keys))
+    first = np.flatnonzero((rank == 0) & ~vendor)
     tri = np.full(n_prob, np.nan)
     tri[problem_index[first]] = tflops[first]
     has = np.isfinite(cub) & np.isfinite(tri)
@@ -58,13 +58,10 @@ def problem_outcomes(problem_index: np.ndarray, config_ids: np.ndarray, tflops: 
 
 
 def problem_matrix(x_first_rows: np.ndarray) -> np.ndarray:
-    """Full-width rows with only the problem and hardware columns kept (the rest NaN), so the
-    gate's trees split on the problem alone: fed any candidate's row, it gives the problem's
-    value (which lets it share the packed ensemble booster with the scale model)."""
-    pos = [i for i, f in enumerate(FEATURES) if f.kind in ("hardware", "problem")]
-    x = np.full(x_first_rows.shape, np.nan)
-    x[:, pos] = x_first_rows[:, pos]
-    return x
+    """The gate's rows: :func:`.scale.problem_only` (problem and hardware columns only, so a
+    candidate's row gives the problem's value and the gate shares the packed ensemble
+    booster with the scale model)."""
+    return problem_only(x_first_rows)
 
 
 def fit(x: np.ndarray, log_ratio: np.ndarray, seed: int = 0, params: dict | None = None,
@@ -73,11 +70,11 @@ def fit(x: np.ndarray, log_ratio: np.ndarray, seed: int = 0, params: dict | None
     (``params`` override :data:`GATE_PARAMS`, for comparisons)."""
     import lightgbm as lgb
 
-    names = [f.name for f in FEATURES]
-    cat = [f.name for f in FEATURES if f.categorical and f.kind in ("hardware", "problem")]
     data = lgb.Dataset(x, label=(log_ratio > 0).astype(float),
-                       weight=np.abs(log_ratio) + WEIGHT_FLOOR, feature_name=names,
-                       categorical_feature=cat, params={"verbose": -1, "min_data_in_bin": 1})
+                       weight=np.abs(log_ratio) + WEIGHT_FLOOR,
+                       feature_name=[f.name for f in FEATURES],
+                       categorical_feature=SCALE_CATEGORICAL,
+                       params={"verbose": -1, "min_data_in_bin": 1})
     return lgb.train(dict(GATE_PARAMS, seed=seed, **(params or {})), data,
                      num_boost_round=rounds)
 
@@ -107,7 +104,10 @@ def apply(problem_index: np.ndarray, config_ids: np.ndarray, keys: np.ndarray,
     keys[vendor[up]] = top_any[p][up] + 1.0
     down = called & ~say_cub & has_tri & (keys[vendor] >= top_tri[p])
     if down.any():
-        second = _second_best(problem_index, tri, n_prob)
+        v = np.where(np.isnan(tri), -np.inf, tri)
+        runner_up = within_problem_rank(problem_index, v) == 1
+        second = np.full(n_prob, -np.inf)
+        second[problem_index[runner_up]] = v[runner_up]
         below = np.where(np.isfinite(second[p]), (top_tri[p] + second[p]) / 2, top_tri[p] - 1)
         keys[vendor[down]] = below[down]
     return keys
@@ -117,18 +117,6 @@ def right_calls(log_ratio: np.ndarray, has: np.ndarray) -> np.ndarray:
     """The raw scores of a gate that is always right (for the ceiling): +1 where cuBLAS is
     faster, -1 where it is not, NaN (no call) where there is no outcome."""
     return np.where(has, np.where(log_ratio > 0, 1.0, -1.0), np.nan)
-
-
-def _second_best(problem_index: np.ndarray, values: np.ndarray, n_prob: int) -> np.ndarray:
-    """Per problem, the second highest of ``values`` (NaN skipped; -inf where there is none)."""
-    v = np.where(np.isnan(values), -np.inf, values)
-    order = np.lexsort((-v, problem_index))
-    pi = problem_index[order]
-    starts = np.flatnonzero(np.r_[True, pi[1:] != pi[:-1]])
-    out = np.full(n_prob, -np.inf)
-    has2 = np.r_[starts[1:], len(order)] - starts > 1
-    out[pi[starts[has2]]] = v[order[starts[has2] + 1]]
-    return out
 
 
 def out_of_fold(problem_index, config_ids, tflops, keys, x_problem, folds, seed: int = 0,

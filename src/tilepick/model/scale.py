@@ -26,11 +26,21 @@ SCALE_PARAMS = {"objective": "regression", "learning_rate": 0.2, "num_leaves": 1
 SCALE_ROUNDS = 40
 
 
+SCALE_CATEGORICAL = [f.name for f in FEATURES if f.categorical and f.name in SCALE_FEATURES]
+
+
+def problem_only(x: np.ndarray) -> np.ndarray:
+    """Full-width feature rows with only the problem and hardware columns kept (the rest NaN):
+    trees trained on such rows split on the problem alone (this model, and the vendor gate of
+    :mod:`.gate`), so fed any candidate's row they give the problem's value."""
+    out = np.full(x.shape, np.nan)
+    out[:, SCALE_POS] = x[:, SCALE_POS]
+    return out
+
+
 def problem_rows(ds: Dataset) -> tuple[np.ndarray, np.ndarray]:
     """(full-width feature rows with only problem columns set, log best TFLOP/s) per problem."""
-    x = np.full((ds.n_problems, len(FEATURES)), np.nan)
-    x[:, SCALE_POS] = ds.x[ds.starts][:, SCALE_POS]
-    return x, np.log(ds.best[ds.starts])
+    return problem_only(ds.x[ds.starts]), np.log(ds.best[ds.starts])
 
 
 def fit_scale(ds: Dataset, problem_mask: np.ndarray | None = None) -> lgb.Booster:
@@ -38,7 +48,6 @@ def fit_scale(ds: Dataset, problem_mask: np.ndarray | None = None) -> lgb.Booste
     if problem_mask is not None:
         x, y = x[problem_mask], y[problem_mask]
     names = [f.name for f in FEATURES]
-    cat = [f.name for f in FEATURES if f.categorical and f.name in SCALE_FEATURES]
-    data = lgb.Dataset(x, label=y, feature_name=names, categorical_feature=cat,
+    data = lgb.Dataset(x, label=y, feature_name=names, categorical_feature=SCALE_CATEGORICAL,
                        params={"verbose": -1, "min_data_in_bin": 1})
     return lgb.train(SCALE_PARAMS, data, num_boost_round=SCALE_ROUNDS)
