@@ -145,18 +145,18 @@ def test_first_launch_hold_grows_only_where_it_saves_a_launch():
     from tilepick.bench.sweep import first_launch_hold
 
     # below the probe threshold: the check is not timed
-    assert first_launch_hold(1.0, 2.0, [5.0], None) == (None, False)
-    assert first_launch_hold(math.inf, 2.0, [], None) == (None, False)
+    assert first_launch_hold(1.0, 2.0, [5.0], []) == (None, False)
+    assert first_launch_hold(math.inf, 2.0, [], []) == (None, False)
     # the default hold: min(50, 2 x best)
-    assert first_launch_hold(13.0, 2.0, [], None) == (26.0, False)
-    assert first_launch_hold(40.0, 2.0, [1.0], None) == (50.0, False)
+    assert first_launch_hold(13.0, 2.0, [], []) == (26.0, False)
+    assert first_launch_hold(40.0, 2.0, [1.0], []) == (50.0, False)
     # slow first launches (median 30 ms host): 75 ms covers them; worth it only while it is
     # below max(2 x best, the problem's typical config time)
-    assert first_launch_hold(13.0, 2.0, [20.0, 30.0, 40.0], 430.0) == (75.0, True)
-    assert first_launch_hold(13.0, 2.0, [20.0, 30.0, 40.0], 60.0) == (26.0, False)
-    assert first_launch_hold(13.0, 2.0, [30.0], None) == (26.0, False)
+    assert first_launch_hold(13.0, 2.0, [20.0, 30.0, 40.0], [13.0, 430.0, 900.0]) == (75.0, True)
+    assert first_launch_hold(13.0, 2.0, [20.0, 30.0, 40.0], [13.0, 60.0, 70.0]) == (26.0, False)
+    assert first_launch_hold(13.0, 2.0, [30.0], []) == (26.0, False)
     # never above the cap
-    assert first_launch_hold(13.0, 2.0, [900.0], 5000.0) == (26.0, False)
+    assert first_launch_hold(13.0, 2.0, [900.0], [5000.0]) == (26.0, False)
 
 
 def test_sweep_rows_have_the_schema(tiny_sweep):

@@ -253,7 +253,7 @@ FIRST_LAUNCH_MARGIN = 2.5   # timed_once keeps a sample when the host took < hal
 FIRST_LAUNCH_MAX_HOLD_MS = 1000.0
 
 
-def first_launch_hold(best: float, probe_ms: float, first_hosts, typical_ms: float | None
+def first_launch_hold(best: float, probe_ms: float, first_hosts, times: list[float]
                       ) -> tuple[float | None, bool]:
     """GPU hold (ms) for timing the check's launch of the next config (None: not timed), and
     whether it was lengthened for a slow first launch.
@@ -265,15 +265,16 @@ def first_launch_hold(best: float, probe_ms: float, first_hosts, typical_ms: flo
     so each config ran once more. A longer hold idles the GPU for its length but saves a
     launch of the config, which is at least the best time and typically the problem's
     median: it is lengthened to ``FIRST_LAUNCH_MARGIN`` x the recent first launches' median
-    host time while that costs less than the larger of 2 x best and ``typical_ms`` (the
-    median time of the problem's configs timed so far).
+    host time while that costs less than the larger of 2 x best and the median time of the
+    problem's configs timed so far (``times``).
     """
     if not (probe_ms <= best < math.inf):
         return None, False
     hold = min(50.0, 2 * best)
     if first_hosts:
         need = FIRST_LAUNCH_MARGIN * statistics.median(first_hosts)
-        if hold < need <= min(FIRST_LAUNCH_MAX_HOLD_MS, max(2 * best, typical_ms or 0.0)):
+        if hold < need <= FIRST_LAUNCH_MAX_HOLD_MS and \
+                need <= max(2 * best, statistics.median(times) if times else 0.0):
             return need, True
     return hold, False
 
@@ -301,8 +302,7 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
             continue
         # long kernels: the check's launch, timed behind a hold that covers the module load,
         # is the first repetition (one launch of milliseconds fewer per config)
-        hold, longer = first_launch_hold(best, opts.check_probe_ms, first_hosts,
-                                         statistics.median(times) if times else None)
+        hold, longer = first_launch_hold(best, opts.check_probe_ms, first_hosts, times)
         r = run_config(problem, config, data, warmup=0, reps=opts.screen_reps, min_reps=3,
                        max_ms=opts.screen_max_ms, check_hold_ms=hold,
                        stop_if_slower_than_ms=opts.stop_factor * best if best < math.inf else None)

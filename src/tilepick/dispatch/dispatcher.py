@@ -157,6 +157,10 @@ class Dispatcher:
             return False
         return True
 
+    def every_candidate(self, problem: GemmProblem) -> list[str]:
+        """What exhaustive mode benchmarks: every applicable config (cuBLAS included)."""
+        return [c.id for c in solvers.applicable_configs(problem, self.hw)]
+
     def top_k(self, ranked) -> list[str]:
         """The model's top-k, k grown to every candidate within two uncertainties of the best."""
         if not ranked:
@@ -197,7 +201,7 @@ class Dispatcher:
             if self.mode == "hybrid":
                 cands = self.top_k(ranked)
             else:
-                cands = [c.id for c in solvers.applicable_configs(problem, self.hw)]
+                cands = self.every_candidate(problem)
             if CUBLAS not in cands and any(r[0] == CUBLAS for r in ranked):
                 cands.append(CUBLAS)
             decision = self._benchmark(problem, cands, ranked, tensors)

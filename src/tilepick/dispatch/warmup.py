@@ -33,11 +33,10 @@ def candidates(dispatcher, problem: GemmProblem, top: int) -> list[KernelConfig]
     exhaustive mode, every applicable config (it benchmarks them all: compiling them one by
     one on the first call took a suite run past its time limit on its first problem)."""
     if dispatcher.mode == "exhaustive":
-        from tilepick import solvers
-
-        return list(solvers.applicable_configs(problem, dispatcher.hw))
-    ranked, _ = dispatcher.ranked(problem)
-    return [KernelConfig.from_id(cid) for cid, _, _ in ranked[:top]]
+        ids = dispatcher.every_candidate(problem)
+    else:
+        ids = [cid for cid, _, _ in dispatcher.ranked(problem)[0][:top]]
+    return [KernelConfig.from_id(cid) for cid in ids]
 
 
 def compile_pairs(pairs, problems: int, processes: int | None = None,
