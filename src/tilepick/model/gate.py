@@ -4,7 +4,7 @@ Why a model of its own: the ranker sees cuBLAS as one row among ~60-300 per prob
 speed is jagged in problem space (cuBLAS's own kernel choices, its slow paths on odd strides
 and small M), so the ranker's cuBLAS-or-Triton call was the largest single loss: out of fold
 (bf16, 5,610 problems, the session-8 recipe) a perfect call between the ranker's first Triton
-candidate and cuBLAS would lift mean efficiency from 98.60% to 99.39%, and P10 from 96.4% to
+candidate and cuBLAS would lift mean efficiency from 98.60% to 99.38%, and P10 from 96.4% to
 98.4% (BENCHMARKS.md, "Session 10: the vendor gate").
 
 What it is: a small LightGBM classifier, one row per problem (problem and hardware features
@@ -32,8 +32,9 @@ GATE_PARAMS = {"objective": "binary", "learning_rate": 0.2, "num_leaves": 31,
                "min_data_in_leaf": 10, "lambda_l2": 1.0, "feature_fraction": 0.9,
                "num_threads": 2, "seed": 0, "deterministic": True, "force_row_wise": True,
                "verbose": -1}
-# 60 rounds at 0.2 scored like 300 at 0.05 out of fold (98.69-98.69 vs 98.70-98.72% mean over
-# three seeds) at a fifth of the trees on the prediction path
+# 60 rounds at 0.2 scored within ~0.04 points of 300 at 0.05 out of fold (98.67-98.68 vs
+# 98.70-98.71% mean over three seeds, benchmarks/vendor_gate.py) at a fifth of the trees on
+# the prediction path
 GATE_ROUNDS = 60
 WEIGHT_FLOOR = 1e-3   # a tie still counts a little
 
