@@ -126,39 +126,6 @@ def tiny_sweep(tmp_path_factory):
     return summary, out, io.read_frame(out)
 
 
-def test_check_launch_as_first_sample_path(tmp_path):
-    """With check_probe_ms=0 every config after cuBLAS takes the timed-check path; under the
-    interpreter the check's launch is never a sample (host clock), so all count untimed and
-    every config is still checked and timed."""
-    summary = run_sweep(TINY[:1], tmp_path, quiet(check_probe_ms=0.0))
-    df = io.read_frame(tmp_path)
-    triton = df[df.family != "gemm.cublas"]
-    assert len(triton) == len(triton_families(TINY[0]))  # one per family (sample 2 < 3)
-    assert triton.valid.all() and (triton.reps >= 1).all()
-    assert summary.check_samples == Counter({"untimed": len(triton)})
-    # the default bound (2 ms of best time) is not reached by most interpreter runs; the
-    # counter only counts configs that took the path
-    assert sum(run_sweep(TINY[1:2], tmp_path / "b", quiet()).check_samples.values()) <= 3
-
-
-def test_first_launch_hold_grows_only_where_it_saves_a_launch():
-    from tilepick.bench.sweep import first_launch_hold
-
-    # below the probe threshold: the check is not timed
-    assert first_launch_hold(1.0, 2.0, [5.0], []) == (None, False)
-    assert first_launch_hold(math.inf, 2.0, [], []) == (None, False)
-    # the default hold: min(50, 2 x best)
-    assert first_launch_hold(13.0, 2.0, [], []) == (26.0, False)
-    assert first_launch_hold(40.0, 2.0, [1.0], []) == (50.0, False)
-    # slow first launches (median 30 ms host): 75 ms covers them; worth it only while it is
-    # below max(2 x best, the problem's typical config time)
-    assert first_launch_hold(13.0, 2.0, [20.0, 30.0, 40.0], [13.0, 430.0, 900.0]) == (75.0, True)
-    assert first_launch_hold(13.0, 2.0, [20.0, 30.0, 40.0], [13.0, 60.0, 70.0]) == (26.0, False)
-    assert first_launch_hold(13.0, 2.0, [30.0], []) == (26.0, False)
-    # never above the cap
-    assert first_launch_hold(13.0, 2.0, [900.0], [5000.0]) == (26.0, False)
-
-
 def test_sweep_rows_have_the_schema(tiny_sweep):
     summary, out, df = tiny_sweep
     assert io.read_table(out).schema.equals(SCHEMA)

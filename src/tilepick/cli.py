@@ -187,9 +187,12 @@ def sweep(problems: str = typer.Option(..., "--problems",
           rounds: int = typer.Option(3, "--rounds", help="interleaved re-timing rounds"),
           noise_fraction: float = typer.Option(0.1, "--noise-fraction"),
           check_probe_ms: float = typer.Option(
-              2.0, "--check-probe-ms", help="from this best time (ms) of a problem on, each "
-              "config's correctness-check launch is timed too and counts as its first "
-              "repetition (inf: never)")):
+              2.0, "--check-probe-ms", help="a correctness-check launch (timed, the config's "
+              "first) of at least this many ms counts as its first repetition; shorter ones "
+              "are only the probe that may stop it (inf: never a repetition)"),
+          screen_chunk: int = typer.Option(
+              16, "--screen-chunk", min=1, help="configs checked and screened per host "
+              "synchronisation (fewer where their outputs would not fit 512 MB)")):
     """Measure problems x configs into a parquet dataset (GPU; interpreter timings are flagged)."""
     from tilepick.bench import shapes
     from tilepick.bench.sweep import ORDERS, SweepOptions, run_sweep
@@ -226,7 +229,8 @@ def sweep(problems: str = typer.Option(..., "--problems",
         plist = [p for p in plist if p.key() not in done][:limit]
     opts = SweepOptions(families=family, sample=sample, pool=pool, seed=seed, processes=processes,
                         retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction,
-                        check_probe_ms=check_probe_ms, model_top=model_top, model_dir=model,
+                        check_probe_ms=check_probe_ms, screen_chunk=screen_chunk,
+                        model_top=model_top, model_dir=model,
                         order=order, top_up=top_up, measured=measured)
     if (model_top or order == "model") and plist:   # a missing model: before any compiling
         from tilepick.bench.sweep import ModelPicks

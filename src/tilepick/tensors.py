@@ -61,6 +61,22 @@ def make_inputs(problem: GemmProblem, device="cpu", seed: int = 0) -> GemmInputs
     b_outer = p.k if p.b_row_major else p.n
     a = _strided((p.batch, a_outer, p.lda), p.m, p.k, p.a_row_major, offset, rand)
     b = _strided((p.batch, b_outer, p.ldb), p.k, p.n, p.b_row_major, offset, rand)
+    out = make_output(p, device)
+    if p.batch == 1:
+        a, b = a[0], b[0]
+    scale_a = scale_b = None
+    if p.dtype is DType.FP8:
+        s = torch.rand(2, generator=gen, device=device, dtype=torch.float32) + 0.5
+        scale_a, scale_b = s[0:1].clone(), s[1:2].clone()
+    return GemmInputs(a, b, out, scale_a, scale_b)
+
+
+def make_output(problem: GemmProblem, device="cpu"):
+    """A NaN-poisoned output laid out as ``problem`` says (row stride ``ldc``, the base
+    alignment's offset): the sweep checks several configs at once, each into its own."""
+    import torch
+
+    p = problem
     out_dtype = p.dtype.out_dtype.torch_dtype
     out_offset = (p.base_align // p.dtype.out_dtype.itemsize) if p.base_align < 16 else 0
 
@@ -68,13 +84,7 @@ def make_inputs(problem: GemmProblem, device="cpu", seed: int = 0) -> GemmInputs
         return torch.full((numel,), float("nan"), device=device, dtype=out_dtype)
 
     out = _strided((p.batch, p.m, p.ldc), p.m, p.n, True, out_offset, poison)
-    if p.batch == 1:
-        a, b, out = a[0], b[0], out[0]
-    scale_a = scale_b = None
-    if p.dtype is DType.FP8:
-        s = torch.rand(2, generator=gen, device=device, dtype=torch.float32) + 0.5
-        scale_a, scale_b = s[0:1].clone(), s[1:2].clone()
-    return GemmInputs(a, b, out, scale_a, scale_b)
+    return out[0] if p.batch == 1 else out
 
 
 def reference(problem: GemmProblem, inputs: GemmInputs):
@@ -104,11 +114,25 @@ class Reference:
     def error(self, out) -> float:
         """Relative Frobenius error on the checked elements; inf if any output element of
         the whole tensor is NaN/inf (the poison check covers every element). One host
-        synchronisation: a sweep calls this once per config."""
-        sub = out
+        synchronisation."""
+        return self.errors([out])[0]
+
+    def errors(self, outs) -> list[float]:
+        """:meth:`error` of several outputs of the problem (configs checked together), read
+        in one host synchronisation: the sweep checks a chunk of configs at once."""
+        import torch
+
+        whole = torch.stack(list(outs))           # (outputs, [batch,] m, n)
+        sub = whole
         if self.rows is not None:
-            sub = out.index_select(-2, self.rows).index_select(-1, self.cols)
-        return rel_error(sub, self.values, whole=out)
+            sub = whole.index_select(-2, self.rows).index_select(-1, self.cols)
+        o = sub.to(torch.float64)
+        dims = tuple(range(1, o.dim()))
+        finite = torch.isfinite(whole).flatten(1).all(1) & torch.isfinite(o).flatten(1).all(1)
+        num = torch.linalg.vector_norm(torch.nan_to_num(o) - self.values, dim=dims)
+        denom = torch.linalg.vector_norm(self.values).expand_as(num)
+        terms = torch.stack((finite.to(torch.float64), num, denom), dim=1).tolist()
+        return [_ratio(ok, n, d) for ok, n, d in terms]
 
 
 def checked_reference(problem: GemmProblem, inputs: GemmInputs, seed: int = 0) -> Reference:
@@ -134,18 +158,13 @@ def checked_reference(problem: GemmProblem, inputs: GemmInputs, seed: int = 0) -
     return Reference(r, rows, cols)
 
 
-def rel_error(out, ref, whole=None) -> float:
-    """‖out − ref‖ / ‖ref‖ in float64; any NaN or unwritten element (of ``whole`` too, when
-    ``out`` is a sample of it) gives inf. The three numbers are read in one synchronisation."""
-    import torch
+def rel_error(out, ref) -> float:
+    """‖out − ref‖ / ‖ref‖ in float64 (ref: a full float64 reference); any NaN or unwritten
+    element gives inf."""
+    return Reference(ref).error(out)
 
-    o = out.to(torch.float64)
-    finite = torch.isfinite(o).all()
-    if whole is not None:
-        finite = finite & torch.isfinite(whole).all()
-    ok, num, denom = torch.stack((finite.to(torch.float64),
-                                  torch.linalg.vector_norm(torch.nan_to_num(o) - ref),
-                                  torch.linalg.vector_norm(ref))).tolist()
+
+def _ratio(ok: float, num: float, denom: float) -> float:
     if not ok:
         return float("inf")
     return num / denom if denom > 0 else num

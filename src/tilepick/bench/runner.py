@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from tilepick import solvers
-from tilepick.bench.timing import Timing, time_fn, timed_once
+from tilepick.bench.timing import Timing, time_fn
 from tilepick.config import KernelConfig
 from tilepick.problem import GemmProblem
 from tilepick.tensors import GemmInputs, checked_reference, make_inputs, tolerance
@@ -26,8 +26,6 @@ class RunResult:
     reason: str = ""
     check_s: float = 0.0          # host wall time of the check (first launch: module load)
     time_s: float = 0.0           # host wall time of the timing
-    check_timed: bool | None = None  # check_hold_ms given: was the check's launch a sample?
-    check_host_ms: float | None = None  # check_hold_ms given: host ms of the check's launch
 
     @property
     def ok(self) -> bool:
@@ -61,15 +59,19 @@ class ProblemInputs:
         return self._ref
 
 
-def run_config(problem: GemmProblem, config: KernelConfig | str, data: ProblemInputs, *,
-               check: bool = True, timed: bool = True, check_hold_ms: float | None = None,
-               **timing_kw) -> RunResult:
-    """Check ``config`` on ``problem`` against float64, then time it (``timing_kw`` goes to
-    :func:`~tilepick.bench.timing.time_fn`).
+def failure_reason(exc: Exception) -> str:
+    """The one-line reason recorded for a candidate that raised (compile, launch)."""
+    if isinstance(exc, solvers.ConfigInvalidError):
+        return str(exc)
+    msg = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {msg}"[:500]
 
-    ``check_hold_ms``: time the check's launch too (behind a GPU hold of that many ms, see
-    :func:`~tilepick.bench.timing.timed_once`) and count it as the first repetition: one
-    launch fewer per config, which pays where launches are long (large problems)."""
+
+def run_config(problem: GemmProblem, config: KernelConfig | str, data: ProblemInputs, *,
+               check: bool = True, timed: bool = True, **timing_kw) -> RunResult:
+    """Check ``config`` on ``problem`` against float64, then time it (``timing_kw`` goes to
+    :func:`~tilepick.bench.timing.time_fn`). The sweep checks and times configs in chunks
+    instead (:mod:`tilepick.bench.screen`), by the same rules."""
     if isinstance(config, str):
         config = KernelConfig.from_id(config)
     inp = data.inputs
@@ -84,27 +86,21 @@ def run_config(problem: GemmProblem, config: KernelConfig | str, data: ProblemIn
     t0 = t1 = time.perf_counter()
     try:
         err = None
-        first = first_host = None
         if check:  # also the warm-up: the first launch loads the module
             inp.out.fill_(float("nan"))
-            if check_hold_ms is not None and timed:
-                first, first_host = timed_once(call, check_hold_ms)
-            else:
-                call()
+            call()
             err = data.ref.error(inp.out)
             t1 = time.perf_counter()
             if not err <= tolerance(problem):
-                return RunResult(config.id, "wrong", err,
-                                 reason=f"relative error {err:.3g} > tolerance {tolerance(problem):g}",
+                return RunResult(config.id, "wrong", err, reason=wrong_reason(problem, err),
                                  check_s=t1 - t0)
-        timing = time_fn(call, first_sample=first, **timing_kw) if timed else None
-    except solvers.ConfigInvalidError as exc:
-        return RunResult(config.id, "invalid", reason=str(exc), check_s=time.perf_counter() - t0)
+        timing = time_fn(call, **timing_kw) if timed else None
     except Exception as exc:  # a failing candidate is recorded, never fatal to the caller
-        msg = str(exc).splitlines()[0] if str(exc) else ""
-        return RunResult(config.id, "invalid", reason=f"{type(exc).__name__}: {msg}"[:500],
+        return RunResult(config.id, "invalid", reason=failure_reason(exc),
                          check_s=time.perf_counter() - t0)
     return RunResult(config.id, "ok", err, timing, check_s=t1 - t0,
-                     time_s=time.perf_counter() - t1,
-                     check_timed=None if check_hold_ms is None else first is not None,
-                     check_host_ms=first_host)
+                     time_s=time.perf_counter() - t1)
+
+
+def wrong_reason(problem: GemmProblem, err: float) -> str:
+    return f"relative error {err:.3g} > tolerance {tolerance(problem):g}"

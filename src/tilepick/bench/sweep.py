@@ -5,9 +5,10 @@ Order of work, and why:
    family represented, plus a model's best-ranked ones if asked), skipping problems already
    in the output (resume);
 2. compile everything in a spawned pool before the parent touches CUDA;
-3. per problem: time cuBLAS, then check every config once against float64 and screen it
-   (L2 flushed, event medians; a config clearly slower than the best so far stops early;
-   ``order="model"`` measures the model's likely winners first, so that bound is tight early);
+3. per problem: time cuBLAS, then check the configs against float64 and screen them, a chunk
+   of configs per host synchronisation (:mod:`tilepick.bench.screen`: L2 flushed, event
+   medians; a config clearly slower than the best so far stops early; ``order="model"``
+   measures the model's likely winners first, so that bound is tight early);
 4. re-time the best ``retime_top`` configs and cuBLAS in interleaved rounds and store those
    medians (a best-of-hundreds single timing is inflated: the winner's curse);
 5. write the problem's rows as an atomic parquet part every ``flush_every`` problems;
@@ -23,12 +24,13 @@ import random
 import statistics
 import time
 import uuid
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tilepick import config as cfg
 from tilepick import solvers
+from tilepick.bench import timing
 from tilepick.config import KernelConfig
 from tilepick.data import io
 from tilepick.data.schema import config_fields, problem_fields
@@ -55,7 +57,9 @@ class SweepOptions:
     screen_reps: int = 10
     screen_max_ms: float = 25.0
     stop_factor: float = 1.5         # screening stops for configs slower than this x best
-    check_probe_ms: float = 2.0      # from this best time on, the check's launch is timed too
+    check_probe_ms: float = 2.0      # a check launch this long counts as a sample (shorter
+    #                                  ones, cold first launches, are the probe only)
+    screen_chunk: int = 16           # configs checked and screened per synchronisation
     progress: bool = True
     model_top: int = 0               # also measure the model's this many best Triton configs
     model_dir: str | None = None     # that model (None: the shipped one for the dtype)
@@ -82,11 +86,11 @@ class SweepSummary:
     # where the measuring wall time goes (inputs, check = each config's first launch and its
     # comparison with float64, screen, retime); BENCHMARKS.md reads it against kernel time
     host_s: Counter = field(default_factory=Counter)
-    # long-kernel problems: checks whose launch served as a sample, or not (host too slow),
-    # and those timed behind a hold lengthened for a slow first launch (first_launch_hold)
+    # check launches: a sample (long kernels), the probe only, a probe that stopped its
+    # config, or late (the GPU reached it before the host had submitted it: not used)
     check_samples: Counter = field(default_factory=Counter)
-    # host ms of the recent checked first launches (module load and Triton's first-call path)
-    first_hosts: deque = field(default_factory=lambda: deque(maxlen=FIRST_HOSTS_KEPT))
+    # timing.STATS over the measuring: samples taken, late ones (retaken), late ones kept
+    samples: Counter = field(default_factory=Counter)
     noise: dict = field(default_factory=dict)
 
     @property
@@ -102,8 +106,7 @@ class SweepSummary:
                 "measure_s": self.measure_s, "timed_configs_per_s": self.configs_per_s,
                 "host_s": {k: round(v, 3) for k, v in self.host_s.items()},
                 "check_samples": dict(self.check_samples),
-                "first_launch_host_ms_median": (round(statistics.median(self.first_hosts), 2)
-                                                if self.first_hosts else None),
+                "samples": dict(self.samples),
                 "noise": self.noise}
 
 
@@ -248,40 +251,10 @@ def _set_rates(row: dict, problem: GemmProblem) -> None:
         row["gbps"] = problem.min_bytes / (row["time_ms"] * 1e6)
 
 
-FIRST_HOSTS_KEPT = 16
-FIRST_LAUNCH_MARGIN = 2.5   # timed_once keeps a sample when the host took < half the hold
-FIRST_LAUNCH_MAX_HOLD_MS = 1000.0
-
-
-def first_launch_hold(best: float, probe_ms: float, first_hosts, times: list[float]
-                      ) -> tuple[float | None, bool]:
-    """GPU hold (ms) for timing the check's launch of the next config (None: not timed), and
-    whether it was lengthened for a slow first launch.
-
-    Why: from ``probe_ms`` on, the check's launch is the config's first sample, behind a hold
-    of min(50, 2 x best) ms that must cover the host's submission. A first launch also loads
-    the kernel (Triton's first-call path and the module load), which took longer than that on
-    the 16383 x 16384 x 16385 problem (best 13 ms): 924 of its 925 checks were not samples,
-    so each config ran once more. A longer hold idles the GPU for its length but saves a
-    launch of the config, which is at least the best time and typically the problem's
-    median: it is lengthened to ``FIRST_LAUNCH_MARGIN`` x the recent first launches' median
-    host time while that costs less than the larger of 2 x best and the median time of the
-    problem's configs timed so far (``times``).
-    """
-    if not (probe_ms <= best < math.inf):
-        return None, False
-    hold = min(50.0, 2 * best)
-    if first_hosts:
-        need = FIRST_LAUNCH_MARGIN * statistics.median(first_hosts)
-        if hold < need <= FIRST_LAUNCH_MAX_HOLD_MS and \
-                need <= max(2 * best, statistics.median(times) if times else 0.0):
-            return need, True
-    return hold, False
-
-
 def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host: Counter,
-                     checks: Counter, first_hosts: deque):
-    from tilepick.bench.runner import ProblemInputs, run_config
+                     checks: Counter):
+    from tilepick.bench.runner import ProblemInputs
+    from tilepick.bench.screen import Screener
     from tilepick.bench.timing import interleaved
     from tilepick.runtime import device_for_kernels
 
@@ -292,55 +265,47 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
     rows: dict[str, dict] = {}
     timed = 0
     best = math.inf
-    times: list[float] = []
+    todo = []
     for config in [CUBLAS] + configs:
         cr = compiled.get((problem.key(), config.id))
         if cr is not None and not cr.ok:
             rows[config.id] = _row(problem, config, prov, sweep_id, valid=False,
                                    invalid_reason=f"compile: {cr.reason}", compile_s=cr.seconds)
             bar.update(1)
-            continue
-        # long kernels: the check's launch, timed behind a hold that covers the module load,
-        # is the first repetition (one launch of milliseconds fewer per config)
-        hold, longer = first_launch_hold(best, opts.check_probe_ms, first_hosts, times)
-        r = run_config(problem, config, data, warmup=0, reps=opts.screen_reps, min_reps=3,
-                       max_ms=opts.screen_max_ms, check_hold_ms=hold,
-                       stop_if_slower_than_ms=opts.stop_factor * best if best < math.inf else None)
-        if r.check_timed is not None:
-            checks["timed" if r.check_timed else "untimed"] += 1
-            if longer:
-                checks["longer_hold"] += 1
-        if r.check_host_ms is not None:
-            first_hosts.append(r.check_host_ms)
-        host["check"] += r.check_s
-        host["screen"] += r.time_s
-        bar.update(1)
-        if not r.ok:
-            if r.status == "not_applicable":
+        else:
+            todo.append(config)
+    screener = Screener(problem, data, reps=opts.screen_reps, min_reps=3,
+                        max_ms=opts.screen_max_ms, stop_factor=opts.stop_factor,
+                        long_ms=opts.check_probe_ms, chunk=opts.screen_chunk, host=host,
+                        checks=checks)
+    for chunk in screener.chunks(todo):
+        for o in screener.screen(chunk, best):
+            bar.update(1)
+            config = o.config
+            cr = compiled.get((problem.key(), config.id))
+            compile_s = cr.seconds if cr else 0.0
+            if o.status == "not_applicable":
                 continue
-            rows[config.id] = _row(problem, config, prov, sweep_id, valid=False,
-                                   invalid_reason=f"{r.status}: {r.reason}",
-                                   rel_error=r.rel_error, compile_s=cr.seconds if cr else 0.0)
-            continue
-        t = r.timing
-        timed += 1
-        best = min(best, t.ms)
-        times.append(t.ms)
-        rows[config.id] = _row(problem, config, prov, sweep_id, valid=True, invalid_reason="",
-                               rel_error=r.rel_error, time_ms=t.ms, time_p20_ms=t.p20_ms,
-                               time_p80_ms=t.p80_ms, reps=t.reps, stopped_early=t.stopped_early,
-                               retimed=False, timing_meaningful=t.meaningful,
-                               compile_s=cr.seconds if cr else 0.0)
+            if o.status != "ok":
+                rows[config.id] = _row(problem, config, prov, sweep_id, valid=False,
+                                       invalid_reason=f"{o.status}: {o.reason}",
+                                       rel_error=o.rel_error, compile_s=compile_s)
+                continue
+            t = o.timing
+            timed += 1
+            best = min(best, t.ms)
+            rows[config.id] = _row(problem, config, prov, sweep_id, valid=True,
+                                   invalid_reason="", rel_error=o.rel_error, time_ms=t.ms,
+                                   time_p20_ms=t.p20_ms, time_p80_ms=t.p80_ms, reps=t.reps,
+                                   stopped_early=t.stopped_early, retimed=False,
+                                   timing_meaningful=t.meaningful, compile_s=compile_s)
     # winner's curse: re-time the best few and cuBLAS in interleaved rounds
     valid = sorted((r for r in rows.values() if r["valid"]), key=lambda r: r["time_ms"])
     finalists = [r["config_id"] for r in valid[:opts.retime_top]]
     if CUBLAS.id in rows and rows[CUBLAS.id]["valid"] and CUBLAS.id not in finalists:
         finalists.append(CUBLAS.id)
     if opts.rounds > 0 and len(finalists) > 1:
-        inp = data.inputs
-        fns = {cid: (lambda c=KernelConfig.from_id(cid): solvers.launch(
-            problem, c, inp.a, inp.b, inp.out, inp.scale_a, inp.scale_b, check=False))
-            for cid in finalists}
+        fns = {cid: screener.fns[cid] for cid in finalists}
         t0 = time.perf_counter()
         for cid, r in interleaved(fns, rounds=opts.rounds, warmup=1, reps=20, max_ms=40).items():
             row = rows[cid]
@@ -408,12 +373,13 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
     noise_rng = random.Random(opts.seed + 1)
     noise_samples = []
     t1 = last_flush = time.time()
+    stats0 = Counter(timing.STATS)
     interrupted = None
     try:
         for i, (problem, configs) in enumerate(plan):
             rows, timed, _ = _measure_problem(problem, configs, compiled, opts, prov,
                                               summary.sweep_id, bar, summary.host_s,
-                                              summary.check_samples, summary.first_hosts)
+                                              summary.check_samples)
             if opts.top_up is not None:
                 have = opts.measured.get(problem.key(), set())
                 rows = [r for r in rows if r["config_id"] not in have]
@@ -436,6 +402,7 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
     io.write_part(out_dir, buffer)
     bar.close()
     summary.measure_s = time.time() - t1
+    summary.samples = Counter(timing.STATS) - stats0
     extra = {}
     if interrupted is None:
         summary.noise = noise_report(noise_samples, opts)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
@@ -106,18 +107,15 @@ def next_target(samples: list[float], n: int, *, reps: int, min_reps: int, max_m
 
 def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
             max_ms: float = 250.0, min_reps: int = 5, flush_l2: bool = True,
-            stop_if_slower_than_ms: float | None = None,
-            first_sample: float | None = None) -> Timing:
+            stop_if_slower_than_ms: float | None = None) -> Timing:
     """Median time of ``fn`` over up to ``reps`` calls (about ``max_ms`` of GPU time at most).
 
     Each repetition is (flush L2, start event, fn, end event), queued behind a GPU sleep long
     enough to cover the host's submission of the whole batch, so the events measure the GPU
-    work alone. The first batch (``min_reps`` calls) sizes the rest. ``stop_if_slower_than_ms``:
+    work alone (checked per sample: :func:`timed_round`). The first batch (``min_reps`` calls) sizes the rest. ``stop_if_slower_than_ms``:
     adaptive repetition for sweeps: a single-call probe comes first; a candidate whose probe
     is over ``PROBE_FACTOR`` x the bound, or whose first batch's median is over the bound,
     stops there (its estimate is recorded, flagged ``stopped_early``; :func:`next_target`).
-    ``first_sample``: a repetition already timed the same way (:func:`timed_once`, e.g. the
-    correctness check's launch), counted as the first one (the probe).
     """
     if interpreting():
         samples = []
@@ -127,11 +125,7 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
             samples.append((time.perf_counter() - t0) * 1e3)
         return summarize(samples, meaningful=False)
 
-    import torch
-
-    dev = torch.device("cuda", torch.cuda.current_device())
-    flush = _l2_flusher(dev) if flush_l2 else None
-    host_ms = math.inf  # host time to submit one call (no synchronisation inside)
+    host_ms = DEFAULT_HOST_MS  # host time to submit one call (no synchronisation inside)
     for _ in range(warmup):
         t0 = time.perf_counter()
         fn()
@@ -141,61 +135,14 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
     # with a stop bound, a single-call probe first: most candidates of a sweep are far slower
     # than the best, and one call tells that as well as three
     n = 1 if stop_if_slower_than_ms is not None else min_reps
-    if first_sample is not None:
-        samples.append(max(first_sample, 1e-4))
-        n, stopped = next_target(samples, n, reps=reps, min_reps=min_reps, max_ms=max_ms,
-                                 stop_ms=stop_if_slower_than_ms)
     while len(samples) < n and not stopped:
-        batch = n - len(samples)
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(batch)]
-        # cover the submission of the whole batch with a sleep (unknown host time: a guess
-        # that holds for a Python launch, then the measured one)
-        per_call = 0.15 if host_ms == math.inf else host_ms + 0.03
-        _hold_gpu(min(20.0, 0.1 + HOLD_MARGIN * batch * per_call))
-        for i in range(batch):
-            if flush is not None:
-                flush.zero_()
-            starts[i].record()
-            t0 = time.perf_counter()
-            fn()
-            host_ms = min(host_ms, (time.perf_counter() - t0) * 1e3)
-            ends[i].record()
-        torch.cuda.synchronize()
-        samples.extend(max(st.elapsed_time(en), 1e-4) for st, en in zip(starts, ends))
+        hint = {0: statistics.median(samples)} if samples else None
+        got, host_ms = gather({0: fn}, {0: n - len(samples)}, host_ms, flush_l2=flush_l2,
+                              gpu_ms=hint)
+        samples.extend(got[0])
         n, stopped = next_target(samples, n, reps=reps, min_reps=min_reps, max_ms=max_ms,
                                  stop_ms=stop_if_slower_than_ms)
     return summarize(samples, stopped_early=stopped)
-
-
-def timed_once(fn: Callable[[], object], hold_ms: float) -> tuple[float | None, float]:
-    """One repetition of ``fn`` timed like :func:`time_fn`'s (L2 flushed, events behind a GPU
-    hold), for a launch that is needed anyway (the correctness check).
-
-    Returns (sample, host ms of the call). The sample is None under the interpreter, or when
-    the host took more than half the hold to submit the call (the first launch of a kernel
-    loads its module), since the GPU then waited for the host inside the events and the
-    sample would read slow. The host time lets a caller size the next first launch's hold.
-    """
-    if interpreting():
-        t0 = time.perf_counter()
-        fn()
-        return None, (time.perf_counter() - t0) * 1e3
-    import torch
-
-    flush = _l2_flusher(torch.device("cuda", torch.cuda.current_device()))
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    flush.zero_()
-    _hold_gpu(hold_ms)
-    start.record()
-    t0 = time.perf_counter()
-    fn()
-    host_ms = (time.perf_counter() - t0) * 1e3
-    end.record()
-    end.synchronize()
-    if host_ms > 0.5 * hold_ms:  # the sleep's clock rate is a lead: keep a wide margin
-        return None, host_ms
-    return max(start.elapsed_time(end), 1e-4), host_ms
 
 
 @dataclass(frozen=True)
@@ -217,13 +164,164 @@ class Rounds:
         return (max(self.rounds_ms) - min(self.rounds_ms)) / min(self.rounds_ms)
 
 
-def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, **kw) -> dict[str, Rounds]:
-    """Time several candidates in interleaved rounds (A B C A B C ...), so that clock and
-    thermal drift hits all of them alike (``kw`` goes to :func:`time_fn`)."""
-    samples: dict[str, list[Timing]] = {name: [] for name in fns}
+def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup: int = 3,
+                reps: int = 25, max_ms: float = 250.0, min_reps: int = 5,
+                flush_l2: bool = True) -> dict[str, Rounds]:
+    """Time several candidates in interleaved rounds, so that clock and thermal drift hits all
+    of them alike.
+
+    After ``warmup`` untimed calls of each, one timed call of each sizes its repetitions per
+    round (about ``max_ms`` of GPU time, between ``min_reps`` and ``reps``). Each round then
+    queues every candidate's repetitions interleaved (A B C A B C ...) behind one GPU hold
+    (:func:`gather`): one host synchronisation per round instead of several per candidate.
+    """
+    names = list(fns)
+    if interpreting():
+        samples: dict[str, list[float]] = {n: [] for n in names}
+        for _ in range(rounds):
+            for n in names:
+                t0 = time.perf_counter()
+                fns[n]()
+                samples[n].append((time.perf_counter() - t0) * 1e3)
+        return {n: Rounds(tuple(samples[n]), sum(samples[n]), meaningful=False) for n in names}
+    host = DEFAULT_HOST_MS
+    for _ in range(warmup):
+        for n in names:
+            t0 = time.perf_counter()
+            fns[n]()
+            host = min(host, (time.perf_counter() - t0) * 1e3)
+    sizing, host = gather(fns, {n: 1 for n in names}, host, flush_l2=flush_l2)
+    per_round = {n: max(min(min_reps, reps), min(reps, int(max_ms / sizing[n][0])))
+                 for n in names}
+    one = {n: sizing[n][0] for n in names}
+    spent = dict(one)
+    round_ms: dict[str, list[float]] = {n: [] for n in names}
     for _ in range(rounds):
-        for name, fn in fns.items():
-            samples[name].append(time_fn(fn, **kw))
-    return {name: Rounds(tuple(t.ms for t in ts), sum(t.ms * t.reps for t in ts),
-                         all(t.meaningful for t in ts))
-            for name, ts in samples.items()}
+        got, host = gather(fns, per_round, host, flush_l2=flush_l2, gpu_ms=one)
+        for n in names:
+            round_ms[n].append(statistics.median(got[n]))
+            spent[n] += sum(got[n])
+    return {n: Rounds(tuple(round_ms[n]), spent[n]) for n in names}
+
+
+# -- many calls per host synchronisation -------------------------------------------------------
+
+# A sample counts only if its call was submitted this long before the GPU reached its start
+# event (the launch's way to the GPU, and the uncertainty of the clocks' common origin);
+# otherwise the GPU may have idled inside the events waiting for the host (a first launch
+# that loads its module, a host hiccup), and the sample would read slow.
+SUBMIT_SLACK_MS = 0.02
+ROUND_MAX_CALLS = 64      # calls queued behind one hold (its length stays under HOLD_MAX_MS)
+HOLD_MAX_MS = 20.0
+DEFAULT_HOST_MS = 0.15    # host time of one call before any was measured (a Python launch)
+GATHER_ATTEMPTS = 3       # late samples are retaken this many times, then kept (counted)
+
+#: samples taken / late (retaken) / late but kept, over the process: the sweep reports them
+STATS: Counter = Counter()
+
+
+@dataclass
+class Round:
+    """The samples of one batch of queued calls."""
+
+    samples: list[float]    # ms, one per call
+    late: list[bool]        # the call reached the GPU after its start event: may read slow
+    host_ms: list[float]    # host time of each call
+    value: object = None    # what ``then`` returned
+
+
+def late_sample(submitted_ms: float, reached_ms: float) -> bool:
+    """Whether a call submitted ``submitted_ms`` after the round's origin (host clock) came too
+    late for a start event that the GPU reached ``reached_ms`` after it (GPU clock)."""
+    return submitted_ms + SUBMIT_SLACK_MS > reached_ms
+
+
+def timed_round(calls: list[Callable[[], object]], *, host_ms: float = DEFAULT_HOST_MS,
+                gpu_ms: float = 0.0, flush_l2: bool = True,
+                then: Callable[[], object] | None = None) -> Round:
+    """Queue ``calls`` behind one GPU hold, each as (flush L2, start event, call, end event),
+    run ``then`` (more GPU work whose result needs the calls, e.g. the correctness check of
+    their outputs), and synchronise once.
+
+    The hold is sized to let the host queue the calls ahead of the GPU (``host_ms`` per call,
+    less the ``gpu_ms`` the queued calls are expected to take); whether it did is not assumed
+    but checked per call (:func:`late_sample`), against an event recorded with the round's
+    host-clock origin."""
+    if interpreting():
+        samples, hosts = [], []
+        for fn in calls:
+            t0 = time.perf_counter()
+            fn()
+            hosts.append((time.perf_counter() - t0) * 1e3)
+            samples.append(max(hosts[-1], 1e-4))
+        return Round(samples, [False] * len(calls), hosts, then() if then else None)
+    import torch
+
+    flush = _l2_flusher(torch.device("cuda", torch.cuda.current_device())) if flush_l2 else None
+    starts = [torch.cuda.Event(enable_timing=True) for _ in calls]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in calls]
+    origin = torch.cuda.Event(enable_timing=True)
+    hold = 0.1 + HOLD_MARGIN * len(calls) * (host_ms + 0.03) - 0.5 * gpu_ms
+    origin.record()
+    h0 = time.perf_counter()
+    _hold_gpu(min(HOLD_MAX_MS, max(0.1, hold)))
+    submitted, hosts = [], []
+    for start, end, fn in zip(starts, ends, calls):
+        if flush is not None:
+            flush.zero_()
+        start.record()
+        t0 = time.perf_counter()
+        fn()
+        t1 = time.perf_counter()
+        end.record()
+        hosts.append((t1 - t0) * 1e3)
+        submitted.append((t1 - h0) * 1e3)
+    value = then() if then else None
+    torch.cuda.synchronize()
+    samples = [max(s.elapsed_time(e), 1e-4) for s, e in zip(starts, ends)]
+    late = [late_sample(sub, origin.elapsed_time(s)) for sub, s in zip(submitted, starts)]
+    return Round(samples, late, hosts, value)
+
+
+def interleave(counts: dict) -> list:
+    """Keys in round-robin order, each as often as ``counts`` says (A B C A B A ...)."""
+    order, left = [], dict(counts)
+    while any(v > 0 for v in left.values()):
+        for k in counts:
+            if left[k] > 0:
+                order.append(k)
+                left[k] -= 1
+    return order
+
+
+def gather(fns: dict, want: dict, host_ms: float = DEFAULT_HOST_MS, *, flush_l2: bool = True,
+           gpu_ms: dict | None = None) -> tuple[dict, float]:
+    """``want[k]`` samples of each ``fns[k]``, interleaved, in rounds of at most
+    ``ROUND_MAX_CALLS`` calls (:func:`timed_round`). Late samples are retaken, with the hold
+    sized for twice the host time, up to ``GATHER_ATTEMPTS`` times; then kept (``STATS``).
+
+    ``gpu_ms[k]``: an estimate of one call's GPU time, to shorten the holds. Returns the
+    samples per key and the host time per call measured (for the next caller's hold)."""
+    got: dict = {k: [] for k in want}
+    lates: dict = {k: [] for k in want}
+    for attempt in range(GATHER_ATTEMPTS + 1):
+        need = {k: want[k] - len(got[k]) for k in want if len(got[k]) < want[k]}
+        if not need:
+            break
+        if attempt == GATHER_ATTEMPTS:  # give up waiting for on-time samples: keep the late
+            for k, n in need.items():
+                got[k].extend(lates[k][:n])
+                STATS["late_kept"] += min(n, len(lates[k]))
+            break
+        order = interleave(need)
+        for i in range(0, len(order), ROUND_MAX_CALLS):
+            keys = order[i:i + ROUND_MAX_CALLS]
+            hint = sum(gpu_ms.get(k, 0.0) for k in keys) if gpu_ms else 0.0
+            r = timed_round([fns[k] for k in keys], host_ms=host_ms * 2 ** attempt,
+                            gpu_ms=hint, flush_l2=flush_l2)
+            for k, sample, is_late in zip(keys, r.samples, r.late):
+                (lates if is_late else got)[k].append(sample)
+            STATS["samples"] += len(keys)
+            STATS["late"] += sum(r.late)
+            host_ms = statistics.median(r.host_ms)
+    return got, host_ms
