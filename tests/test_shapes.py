@@ -177,6 +177,22 @@ def test_train_extra_adds_new_weight_shapes_only_for_training():
     assert len(few) == 100 and len({(p.n, p.k) for p in few}) >= 50   # round-robin over (N, K)
 
 
+def test_train_narrow_adds_narrow_and_k_heavy_training_shapes():
+    narrow = S.train_narrow("bf16", "rr", 0)
+    assert len(narrow) == 400 and narrow == S.train_narrow("bf16", "rr", 0)
+    assert S.problem_set("train_narrow", "bf16", "rr", 0, 50) == narrow[:50]
+    train, val = S.training_and_validation("bf16", "rr", 0, None, None)
+    assert not mnk(narrow) & (mnk(train) | mnk(val))
+    held = {(p.n, p.k) for name, cfg in S.MODELS.items() if cfg.family in S.HOLDOUT_FAMILIES
+            for p in S.llm_projections(name)}
+    assert not {(p.n, p.k) for p in narrow} & held
+    skinny = [p for p in narrow if min(p.m, p.n) <= 64 and max(p.m, p.n) >= 256]
+    heavy = [p for p in narrow if p.k >= 8 * max(p.m, p.n) and p.k >= 4096]
+    assert len(skinny) >= 150 and len(heavy) >= 150
+    assert all(p in skinny or p in heavy for p in narrow)
+    assert S.train_narrow("bf16", "rr", 1) != narrow
+
+
 # -- problem files ---------------------------------------------------------------------------------
 SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),
           GemmProblem(3, 5, 7, batch=4, dtype="fp32", tf32=True),
