@@ -117,14 +117,15 @@ class Clock:
         self.asked = Counter()
         self.rounds = 0
 
-    def timed_round(self, calls, host_ms=0.1, gpu_ms=0.0, flush_l2=True, then=None):
+    def timed_round(self, calls, timed=None, host_ms=0.1, gpu_ms=0.0, flush_l2=True, then=None):
         for fn in calls:
             fn()
         ids = self.chunk_ids[:len(calls)]
         return timing.Round([self.times[i] for i in ids], [i in self.late_first for i in ids],
                             [0.1] * len(calls), then() if then else None)
 
-    def gather(self, fns, want, host_ms=0.1, *, flush_l2=True, gpu_ms=None):
+    def gather(self, fns, want, host_ms=0.1, *, lead=0, flush_l2=True, gpu_ms=None):
+        assert lead == 1                 # each block warmed by a call of its own kernel
         self.rounds += 1
         self.asked.update(want)
         return {k: [self.times[k]] * n for k, n in want.items()}, host_ms
@@ -186,9 +187,11 @@ def test_no_bound_without_a_best(data, clock):
 # -- gather: rounds, interleaving, late samples ------------------------------------------------
 
 
-def test_interleave_round_robin():
-    assert timing.interleave({"a": 3, "b": 1, "c": 2}) == ["a", "b", "c", "a", "c", "a"]
-    assert timing.interleave({}) == []
+def test_blocks_keep_a_candidates_calls_together():
+    assert timing.blocks({"a": 2, "b": 1}) == [("a", True), ("a", True), ("b", True)]
+    assert timing.blocks({"a": 2, "b": 0, "c": 1}, lead=1) == [
+        ("a", False), ("a", True), ("a", True), ("c", False), ("c", True)]
+    assert timing.blocks({}) == []
 
 
 def test_late_sample_rule():
@@ -202,22 +205,25 @@ def test_gather_retakes_late_samples_then_keeps_them(monkeypatch):
     monkeypatch.setattr(timing, "interpreting", lambda: False)
     seen = []
 
-    def fake_round(calls, host_ms=0.1, gpu_ms=0.0, flush_l2=True, then=None):
-        seen.append((len(calls), host_ms))
+    def fake_round(calls, timed=None, host_ms=0.1, gpu_ms=0.0, flush_l2=True, then=None):
+        seen.append((list(timed), host_ms))
         out = [fn() for fn in calls]
-        return timing.Round([1.0] * len(calls), [o == "late" for o in out], [0.2] * len(calls))
+        return timing.Round([1.0 if t else float("nan") for t in timed],
+                            [o == "late" and t for o, t in zip(out, timed)], [0.2] * len(calls))
 
     monkeypatch.setattr(timing, "timed_round", fake_round)
     before = Counter(timing.STATS)
     got, host = timing.gather({"a": lambda: "ok", "b": lambda: "late"}, {"a": 2, "b": 1},
-                              host_ms=0.1)
+                              host_ms=0.1, lead=1)
     assert got == {"a": [1.0, 1.0], "b": [1.0]}
-    # one round of 3, then b alone, retaken GATHER_ATTEMPTS - 1 more times with a longer hold
-    assert seen[0] == (3, 0.1)
-    assert [n for n, _ in seen[1:]] == [1] * (timing.GATHER_ATTEMPTS - 1)
+    # one round: a's block and b's, each behind an untimed lead call; then b alone, retaken
+    # GATHER_ATTEMPTS - 1 more times with a longer hold
+    assert seen[0] == ([False, True, True, False, True], 0.1)
+    assert [t for t, _ in seen[1:]] == [[False, True]] * (timing.GATHER_ATTEMPTS - 1)
     assert seen[1][1] == pytest.approx(0.2 * 2)      # measured host time, doubled
     delta = Counter(timing.STATS) - before
     assert delta["late_kept"] == 1 and delta["late"] == timing.GATHER_ATTEMPTS
+    assert delta["samples"] == 3 + timing.GATHER_ATTEMPTS - 1
     assert host == pytest.approx(0.2)
 
 
@@ -225,7 +231,7 @@ def test_gather_splits_long_rounds(monkeypatch):
     monkeypatch.setattr(timing, "interpreting", lambda: False)
     sizes = []
 
-    def fake_round(calls, host_ms=0.1, gpu_ms=0.0, flush_l2=True, then=None):
+    def fake_round(calls, timed=None, host_ms=0.1, gpu_ms=0.0, flush_l2=True, then=None):
         sizes.append(len(calls))
         return timing.Round([2.0] * len(calls), [False] * len(calls), [0.1] * len(calls))
 
@@ -239,14 +245,15 @@ def test_interleaved_sizes_rounds_from_one_call(monkeypatch):
     monkeypatch.setattr(timing, "interpreting", lambda: False)
     asked = []
 
-    def fake_gather(fns, want, host_ms=0.1, *, flush_l2=True, gpu_ms=None):
-        asked.append(dict(want))
+    def fake_gather(fns, want, host_ms=0.1, *, lead=0, flush_l2=True, gpu_ms=None):
+        asked.append((dict(want), lead))
         ms = {"fast": 1.0, "slow": 30.0}
         return {k: [ms[k]] * n for k, n in want.items()}, host_ms
 
     monkeypatch.setattr(timing, "gather", fake_gather)
     out = timing.interleaved({"fast": lambda: None, "slow": lambda: None}, rounds=2,
                              warmup=1, reps=20, max_ms=40, min_reps=3)
-    assert asked == [{"fast": 1, "slow": 1}, {"fast": 20, "slow": 3}, {"fast": 20, "slow": 3}]
+    assert asked == [({"fast": 1, "slow": 1}, 0), ({"fast": 20, "slow": 3}, 1),
+                     ({"fast": 20, "slow": 3}, 1)]
     assert out["fast"].rounds_ms == (1.0, 1.0) and out["slow"].ms == 30.0
     assert out["fast"].gpu_ms == pytest.approx(41.0) and out["slow"].spread == 0.0

@@ -172,8 +172,9 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup
 
     After ``warmup`` untimed calls of each, one timed call of each sizes its repetitions per
     round (about ``max_ms`` of GPU time, between ``min_reps`` and ``reps``). Each round then
-    queues every candidate's repetitions interleaved (A B C A B C ...) behind one GPU hold
-    (:func:`gather`): one host synchronisation per round instead of several per candidate.
+    queues every candidate's block of repetitions (an untimed call first if ``warmup``, as
+    :func:`time_fn` had) behind one GPU hold (:func:`gather`): one host synchronisation per
+    round instead of several per candidate.
     """
     names = list(fns)
     if interpreting():
@@ -197,7 +198,8 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup
     spent = dict(one)
     round_ms: dict[str, list[float]] = {n: [] for n in names}
     for _ in range(rounds):
-        got, host = gather(fns, per_round, host, flush_l2=flush_l2, gpu_ms=one)
+        got, host = gather(fns, per_round, host, lead=min(warmup, 1), flush_l2=flush_l2,
+                           gpu_ms=one)
         for n in names:
             round_ms[n].append(statistics.median(got[n]))
             spent[n] += sum(got[n])
@@ -236,8 +238,8 @@ def late_sample(submitted_ms: float, reached_ms: float) -> bool:
     return submitted_ms + SUBMIT_SLACK_MS > reached_ms
 
 
-def timed_round(calls: list[Callable[[], object]], *, host_ms: float = DEFAULT_HOST_MS,
-                gpu_ms: float = 0.0, flush_l2: bool = True,
+def timed_round(calls: list[Callable[[], object]], *, timed: list[bool] | None = None,
+                host_ms: float = DEFAULT_HOST_MS, gpu_ms: float = 0.0, flush_l2: bool = True,
                 then: Callable[[], object] | None = None) -> Round:
     """Queue ``calls`` behind one GPU hold, each as (flush L2, start event, call, end event),
     run ``then`` (more GPU work whose result needs the calls, e.g. the correctness check of
@@ -246,20 +248,22 @@ def timed_round(calls: list[Callable[[], object]], *, host_ms: float = DEFAULT_H
     The hold is sized to let the host queue the calls ahead of the GPU (``host_ms`` per call,
     less the ``gpu_ms`` the queued calls are expected to take); whether it did is not assumed
     but checked per call (:func:`late_sample`), against an event recorded with the round's
-    host-clock origin."""
+    host-clock origin. ``timed[i]`` False: call ``i`` is only run (a warm-up: no flush, no
+    events; its sample is NaN and never late)."""
+    timed = [True] * len(calls) if timed is None else timed
     if interpreting():
         samples, hosts = [], []
-        for fn in calls:
+        for fn, t in zip(calls, timed):
             t0 = time.perf_counter()
             fn()
             hosts.append((time.perf_counter() - t0) * 1e3)
-            samples.append(max(hosts[-1], 1e-4))
+            samples.append(max(hosts[-1], 1e-4) if t else math.nan)
         return Round(samples, [False] * len(calls), hosts, then() if then else None)
     import torch
 
     flush = _l2_flusher(torch.device("cuda", torch.cuda.current_device())) if flush_l2 else None
-    starts = [torch.cuda.Event(enable_timing=True) for _ in calls]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in calls]
+    starts = [torch.cuda.Event(enable_timing=True) if t else None for t in timed]
+    ends = [torch.cuda.Event(enable_timing=True) if t else None for t in timed]
     origin = torch.cuda.Event(enable_timing=True)
     hold = 0.1 + HOLD_MARGIN * len(calls) * (host_ms + 0.03) - 0.5 * gpu_ms
     origin.record()
@@ -267,38 +271,44 @@ def timed_round(calls: list[Callable[[], object]], *, host_ms: float = DEFAULT_H
     _hold_gpu(min(HOLD_MAX_MS, max(0.1, hold)))
     submitted, hosts = [], []
     for start, end, fn in zip(starts, ends, calls):
-        if flush is not None:
-            flush.zero_()
-        start.record()
-        t0 = time.perf_counter()
-        fn()
-        t1 = time.perf_counter()
-        end.record()
+        if start is None:
+            t0 = time.perf_counter()
+            fn()
+            t1 = time.perf_counter()
+        else:
+            if flush is not None:
+                flush.zero_()
+            start.record()
+            t0 = time.perf_counter()
+            fn()
+            t1 = time.perf_counter()
+            end.record()
         hosts.append((t1 - t0) * 1e3)
         submitted.append((t1 - h0) * 1e3)
     value = then() if then else None
     torch.cuda.synchronize()
-    samples = [max(s.elapsed_time(e), 1e-4) for s, e in zip(starts, ends)]
-    late = [late_sample(sub, origin.elapsed_time(s)) for sub, s in zip(submitted, starts)]
+    samples = [max(s.elapsed_time(e), 1e-4) if s is not None else math.nan
+               for s, e in zip(starts, ends)]
+    late = [s is not None and late_sample(sub, origin.elapsed_time(s))
+            for sub, s in zip(submitted, starts)]
     return Round(samples, late, hosts, value)
 
 
-def interleave(counts: dict) -> list:
-    """Keys in round-robin order, each as often as ``counts`` says (A B C A B A ...)."""
-    order, left = [], dict(counts)
-    while any(v > 0 for v in left.values()):
-        for k in counts:
-            if left[k] > 0:
-                order.append(k)
-                left[k] -= 1
-    return order
+def blocks(counts: dict, lead: int = 0) -> list[tuple]:
+    """(key, timed) in blocks: each key's ``lead`` untimed calls, then its ``counts[key]`` timed
+    ones, back to back (A A A B B B ...): a candidate's repetitions follow each other, as in
+    :func:`time_fn`, so its kernel is as warm as it is there (the datasets were measured that
+    way); the untimed lead call warms it after another candidate's block."""
+    return [(k, timed) for k, n in counts.items() if n > 0
+            for timed in [False] * lead + [True] * n]
 
 
-def gather(fns: dict, want: dict, host_ms: float = DEFAULT_HOST_MS, *, flush_l2: bool = True,
-           gpu_ms: dict | None = None) -> tuple[dict, float]:
-    """``want[k]`` samples of each ``fns[k]``, interleaved, in rounds of at most
-    ``ROUND_MAX_CALLS`` calls (:func:`timed_round`). Late samples are retaken, with the hold
-    sized for twice the host time, up to ``GATHER_ATTEMPTS`` times; then kept (``STATS``).
+def gather(fns: dict, want: dict, host_ms: float = DEFAULT_HOST_MS, *, lead: int = 0,
+           flush_l2: bool = True, gpu_ms: dict | None = None) -> tuple[dict, float]:
+    """``want[k]`` samples of each ``fns[k]``, in blocks (:func:`blocks`, ``lead`` untimed calls
+    first), in rounds of at most ``ROUND_MAX_CALLS`` calls (:func:`timed_round`). Late samples
+    are retaken, with the hold sized for twice the host time, up to ``GATHER_ATTEMPTS``
+    times; then kept (``STATS``).
 
     ``gpu_ms[k]``: an estimate of one call's GPU time, to shorten the holds. Returns the
     samples per key and the host time per call measured (for the next caller's hold)."""
@@ -313,15 +323,16 @@ def gather(fns: dict, want: dict, host_ms: float = DEFAULT_HOST_MS, *, flush_l2:
                 got[k].extend(lates[k][:n])
                 STATS["late_kept"] += min(n, len(lates[k]))
             break
-        order = interleave(need)
+        order = blocks(need, lead)
         for i in range(0, len(order), ROUND_MAX_CALLS):
-            keys = order[i:i + ROUND_MAX_CALLS]
-            hint = sum(gpu_ms.get(k, 0.0) for k in keys) if gpu_ms else 0.0
-            r = timed_round([fns[k] for k in keys], host_ms=host_ms * 2 ** attempt,
-                            gpu_ms=hint, flush_l2=flush_l2)
-            for k, sample, is_late in zip(keys, r.samples, r.late):
-                (lates if is_late else got)[k].append(sample)
-            STATS["samples"] += len(keys)
+            part = order[i:i + ROUND_MAX_CALLS]
+            hint = sum(gpu_ms.get(k, 0.0) for k, _ in part) if gpu_ms else 0.0
+            r = timed_round([fns[k] for k, _ in part], timed=[t for _, t in part],
+                            host_ms=host_ms * 2 ** attempt, gpu_ms=hint, flush_l2=flush_l2)
+            for (k, timed), sample, is_late in zip(part, r.samples, r.late):
+                if timed:
+                    (lates if is_late else got)[k].append(sample)
+            STATS["samples"] += sum(t for _, t in part)
             STATS["late"] += sum(r.late)
             host_ms = statistics.median(r.host_ms)
     return got, host_ms
