@@ -51,6 +51,10 @@ class SweepOptions:
     processes: int | None = None
     retime_top: int = 5
     rounds: int = 3
+    # repetitions per re-timing round (about retime_max_ms of GPU time, at most retime_reps):
+    # 20 / 40 ms until session 11, where re-timing took a fifth of a small-problem sweep
+    retime_reps: int = 10
+    retime_max_ms: float = 20.0
     noise_fraction: float = 0.1
     flush_every: int = 8
     flush_s: float = 20.0
@@ -307,7 +311,8 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
     if opts.rounds > 0 and len(finalists) > 1:
         fns = {cid: screener.fns[cid] for cid in finalists}
         t0 = time.perf_counter()
-        for cid, r in interleaved(fns, rounds=opts.rounds, warmup=1, reps=20, max_ms=40).items():
+        for cid, r in interleaved(fns, rounds=opts.rounds, warmup=1, reps=opts.retime_reps,
+                                  max_ms=opts.retime_max_ms).items():
             row = rows[cid]
             row.update(time_ms=r.ms, retimed=True, retime_spread=r.spread)
             _set_rates(row, problem)

@@ -1,0 +1,92 @@
+"""Does more training data help, on the same scored problems and folds? (CPU, ~10 min.)
+
+Adding problems to ``tilepick train``'s data changes what its out-of-fold numbers are of (more
+problems scored, other folds), so two trainings' figures do not compare. Here the shipped
+model's recipe (its manifest's files and parameters, the vendor gate) is scored out of fold
+twice on the same problems and folds: trained on its own data, then with ``--extra`` files
+added to every fold's training side. The extra problems are learned from, never scored.
+
+    python benchmarks/extra_data_oof.py --extra data/gemm/bf16/h200/train_narrow \
+        [--model models/gemm_bf16_h200] [--out FILE.json]
+"""
+
+import argparse
+import json
+
+import numpy as np
+
+from tilepick.model import cv, metrics
+from tilepick.model.dataset import load
+from tilepick.model.objectives import OBJECTIVES
+from tilepick.model.train import (TrainOptions, evaluate_objective, gate_out_of_fold,
+                                  scale_out_of_fold)
+
+
+def same_folds(base, base_folds, aug) -> list:
+    """``base_folds`` carried over to ``aug`` by problem key; the problems ``aug`` adds are on
+    the training side of every fold."""
+    fold_of = {key: i for i, f in enumerate(base_folds) for key in base.problem_keys[f.test]}
+    which = np.array([fold_of.get(k, -1) for k in aug.problem_keys])
+    return [cv.Fold(train=which != i, test=which == i) for i in range(len(base_folds))]
+
+
+def scores(ds, folds, opts) -> dict:
+    res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
+                             scale_out_of_fold(ds, folds), keep_models=False)
+    g = gate_out_of_fold(res, folds, ds.served, opts.seed)
+    sc = res.scored
+    groups = sc.problem_groups["winner_family"]
+    out = {}
+    for name, table in (("ranker", res.table), ("gated", g.table)):
+        eff = table["efficiency"].to_numpy()
+        out[name] = {"problems": int(len(eff)), "mean": float(eff.mean()),
+                     "p10": float(np.percentile(eff, 10)), "min": float(eff.min()),
+                     "top4_benchmarked_mean": float(table["top4_efficiency"].mean()),
+                     "by_winner_family": {f: {"problems": int((groups == f).sum()),
+                                              "mean": float(eff[groups == f].mean())}
+                                          for f in sorted(set(groups))},
+                     "by_m": metrics.method_summary(table, sc.frame["m"].to_numpy()[sc.starts]
+                                                    ).get("by_m")}
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="models/gemm_bf16_h200")
+    ap.add_argument("--extra", nargs="+", required=True, help="parquet files or folders")
+    ap.add_argument("--out", default="benchmarks/results/extra_data_oof.json")
+    args = ap.parse_args()
+    man = json.load(open(f"{args.model}/manifest.json"))
+    prm = man["parameters"]
+    pool = tuple(man.get("pooled_dtypes", ()))
+    opts = TrainOptions(objective=man["objective"], pool=pool,
+                        stratum_balance=prm["stratum_balance"], seed=prm["seed"],
+                        retimed_weight=prm["retimed_weight"], rounds=prm["rounds"])
+    paths = [d["path"] for d in man["data"]]
+    base = load(paths, man["dtype"], man["arch"], pool)
+    aug = load(paths + args.extra, man["dtype"], man["arch"], pool)
+    new = ~np.isin(aug.problem_keys, base.problem_keys)
+    # the extra problems are trained on, never scored (as a pooled dtype's)
+    aug.__dict__["served"] = aug.served & ~new
+    base_folds = cv.make_folds(base, opts.folds, opts.seed)
+    # rows the extra files add to base problems (a top-up) change what those are scored on:
+    # then the two figures are not of the same candidates
+    added = len(aug) - len(base) - int(new[aug.problem_index].sum())
+    out = {"model": args.model, "extra": args.extra, "extra_problems": int(new.sum()),
+           "extra_rows": int(new[aug.problem_index].sum()),
+           "rows_added_to_base_problems": added,
+           "rule": "same scored problems and folds; extra problems in every fold's training side"}
+    print(f"base: {base.n_problems} problems; extra: {out['extra_problems']} problems, "
+          f"{out['extra_rows']} rows; {added} rows added to base problems", flush=True)
+    out["base"] = scores(base, base_folds, opts)
+    print("base", {k: round(v["mean"], 4) for k, v in out["base"].items()}, flush=True)
+    out["with_extra"] = scores(aug, same_folds(base, base_folds, aug), opts)
+    print("with extra", {k: round(v["mean"], 4) for k, v in out["with_extra"].items()},
+          flush=True)
+    with open(args.out, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
