@@ -2,9 +2,12 @@
 
 Adding problems to ``tilepick train``'s data changes what its out-of-fold numbers are of (more
 problems scored, other folds), so two trainings' figures do not compare. Here the shipped
-model's recipe (its manifest's files and parameters, the vendor gate) is scored out of fold
-twice on the same problems and folds: trained on its own data, then with ``--extra`` files
-added to every fold's training side. The extra problems are learned from, never scored.
+model's recipe (its manifest's files less the ``--extra`` ones, its parameters, the vendor
+gate) is scored out of fold twice on the same problems and folds: trained on that data, then
+with the ``--extra`` files added to every fold's training side. The extra problems are learned from, never scored.
+Then the extra problems themselves out of fold (their own 5 folds, the base problems on the
+training side of each): what the extra data is worth on its kind of shape. (The model without
+it on those problems: ``tilepick validate --data EXTRA --model MODEL``.)
 
     python benchmarks/extra_data_oof.py --extra data/gemm/bf16/h200/train_narrow \
         [--model models/gemm_bf16_h200] [--out FILE.json]
@@ -12,6 +15,7 @@ added to every fold's training side. The extra problems are learned from, never 
 
 import argparse
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -62,7 +66,12 @@ def main():
     opts = TrainOptions(objective=man["objective"], pool=pool,
                         stratum_balance=prm["stratum_balance"], seed=prm["seed"],
                         retimed_weight=prm["retimed_weight"], rounds=prm["rounds"])
-    paths = [d["path"] for d in man["data"]]
+    # the base: the model's data less the extra files (a model trained with them compares
+    # with the recipe on the rest)
+    extra_dirs = [Path(e).resolve() for e in args.extra]
+    paths = [d["path"] for d in man["data"]
+             if not any(Path(d["path"]).resolve() == e or e in Path(d["path"]).resolve().parents
+                        for e in extra_dirs)]
     base = load(paths, man["dtype"], man["arch"], pool)
     aug = load(paths + args.extra, man["dtype"], man["arch"], pool)
     new = ~np.isin(aug.problem_keys, base.problem_keys)
@@ -72,7 +81,7 @@ def main():
     # rows the extra files add to base problems (a top-up) change what those are scored on:
     # then the two figures are not of the same candidates
     added = len(aug) - len(base) - int(new[aug.problem_index].sum())
-    out = {"model": args.model, "extra": args.extra, "extra_problems": int(new.sum()),
+    out = {"model": args.model, "base": paths, "extra": args.extra, "extra_problems": int(new.sum()),
            "extra_rows": int(new[aug.problem_index].sum()),
            "rows_added_to_base_problems": added,
            "rule": "same scored problems and folds; extra problems in every fold's training side"}
@@ -83,6 +92,14 @@ def main():
     out["with_extra"] = scores(aug, same_folds(base, base_folds, aug), opts)
     print("with extra", {k: round(v["mean"], 4) for k, v in out["with_extra"].items()},
           flush=True)
+    extra = load(args.extra, man["dtype"], man["arch"], ())
+    extra_folds = cv.make_folds(extra, opts.folds, opts.seed)
+    scored = np.isin(aug.problem_keys, extra.problem_keys)   # now only the extra problems
+    aug.__dict__["served"] = scored
+    assert scored.sum() == extra.n_problems
+    out["extra_out_of_fold"] = scores(aug, same_folds(extra, extra_folds, aug), opts)
+    print("extra problems out of fold",
+          {k: round(v["mean"], 4) for k, v in out["extra_out_of_fold"].items()}, flush=True)
     with open(args.out, "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")

@@ -11,7 +11,7 @@ from tilepick import solvers
 from tilepick.bench import screen as screen_mod
 from tilepick.bench import timing
 from tilepick.bench.runner import ProblemInputs
-from tilepick.bench.screen import Screener
+from tilepick.bench.screen import Screener, ScreenSettings
 from tilepick.config import KernelConfig
 from tilepick.problem import GemmProblem
 from tilepick.tensors import make_inputs, make_output, reference, tolerance
@@ -95,7 +95,7 @@ def test_screen_chunk_outcomes(data, monkeypatch):
 
 def test_chunks_fit_the_output_budget(data, monkeypatch):
     configs = [CUBLAS] + [TMA, PTR, PTR2] * 7
-    s = Screener(PROBLEM, data, chunk=8)
+    s = Screener(PROBLEM, data, ScreenSettings(chunk=8))
     sizes = [len(c) for c in s.chunks(configs)]
     assert sizes == [1, 8, 8, 5]       # the first alone: it sets the others' first bound
     nbytes = data.inputs.out.untyped_storage().nbytes()
@@ -149,7 +149,7 @@ def test_screen_rules(data, clock):
     configs = [TMA, PTR, PTR2]
     times = {TMA.id: 0.5, PTR.id: 1.8, PTR2.id: 10.0}
     c = clock(times, [cfg.id for cfg in configs])
-    s = Screener(PROBLEM, data, reps=10, min_reps=3, max_ms=25.0, long_ms=2.0)
+    s = Screener(PROBLEM, data, ScreenSettings(reps=10, min_reps=3, max_ms=25.0, long_ms=2.0))
     out = {o.config.id: o.timing for o in s.screen(configs, best=1.0)}
     # 10 ms check launch > 2 x 1.5: stopped on it, one sample
     assert out[PTR2.id].stopped_early and out[PTR2.id].reps == 1
@@ -167,7 +167,7 @@ def test_screen_rules(data, clock):
 def test_long_check_launch_counts_as_a_sample_late_one_does_not(data, clock):
     configs = [TMA, PTR]
     c = clock({TMA.id: 4.0, PTR.id: 5.0}, [cfg.id for cfg in configs], late_first=[PTR.id])
-    s = Screener(PROBLEM, data, reps=10, min_reps=3, max_ms=25.0, long_ms=2.0)
+    s = Screener(PROBLEM, data, ScreenSettings(reps=10, min_reps=3, max_ms=25.0, long_ms=2.0))
     out = {o.config.id: o.timing for o in s.screen(configs, best=4.0)}
     # 4 ms >= long_ms: the check launch is the first of its samples: 2 more, then sized to
     # max(3, 25 / 4) = 6
@@ -179,7 +179,7 @@ def test_long_check_launch_counts_as_a_sample_late_one_does_not(data, clock):
 
 def test_no_bound_without_a_best(data, clock):
     clock({CUBLAS.id: 100.0}, [CUBLAS.id])
-    s = Screener(PROBLEM, data, reps=10, min_reps=3, max_ms=25.0, long_ms=200.0)
+    s = Screener(PROBLEM, data, ScreenSettings(reps=10, min_reps=3, max_ms=25.0, long_ms=200.0))
     (o,) = s.screen([CUBLAS])
     assert not o.timing.stopped_early and o.timing.reps == 3
 

@@ -13,6 +13,7 @@ from typing import Optional
 
 import typer
 
+from tilepick.bench.screen import ScreenSettings
 from tilepick.problem import LAYOUTS, GemmProblem, ProblemError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -187,11 +188,11 @@ def sweep(problems: str = typer.Option(..., "--problems",
           rounds: int = typer.Option(3, "--rounds", help="interleaved re-timing rounds"),
           noise_fraction: float = typer.Option(0.1, "--noise-fraction"),
           check_probe_ms: float = typer.Option(
-              2.0, "--check-probe-ms", help="a correctness-check launch (timed, the config's "
+              ScreenSettings.long_ms, "--check-probe-ms", help="a correctness-check launch (timed, the config's "
               "first) of at least this many ms counts as its first repetition; shorter ones "
               "are only the probe that may stop it (inf: never a repetition)"),
           screen_chunk: int = typer.Option(
-              16, "--screen-chunk", min=1, help="configs checked and screened per host "
+              ScreenSettings.chunk, "--screen-chunk", min=1, help="configs checked and screened per host "
               "synchronisation (fewer where their outputs would not fit 512 MB)")):
     """Measure problems x configs into a parquet dataset (GPU; interpreter timings are flagged)."""
     from tilepick.bench import shapes
@@ -229,7 +230,7 @@ def sweep(problems: str = typer.Option(..., "--problems",
         plist = [p for p in plist if p.key() not in done][:limit]
     opts = SweepOptions(families=family, sample=sample, pool=pool, seed=seed, processes=processes,
                         retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction,
-                        check_probe_ms=check_probe_ms, screen_chunk=screen_chunk,
+                        screen=ScreenSettings(long_ms=check_probe_ms, chunk=screen_chunk),
                         model_top=model_top, model_dir=model,
                         order=order, top_up=top_up, measured=measured)
     if (model_top or order == "model") and plist:   # a missing model: before any compiling

@@ -57,18 +57,25 @@ class _State:
     stopped: bool = False
 
 
+@dataclass(frozen=True)
+class ScreenSettings:
+    """How a sweep screens configs (``tilepick sweep`` sets ``long_ms`` and ``chunk``)."""
+
+    reps: int = 10            # repetitions at most
+    min_reps: int = 3         # the first batch, which sizes the rest and may stop the config
+    max_ms: float = 25.0      # about this much GPU time a config
+    stop_factor: float = 1.5  # stop configs slower than this x the best so far
+    long_ms: float = 2.0      # a check launch this long counts as a repetition
+    chunk: int = 16           # configs per check (fewer where their outputs do not fit)
+
+
 @dataclass
 class Screener:
     """Screens one problem's configs, a chunk at a time; ``best`` (ms) sets the stop bound."""
 
     problem: GemmProblem
     data: ProblemInputs
-    reps: int = 10
-    min_reps: int = 3
-    max_ms: float = 25.0
-    stop_factor: float = 1.5
-    long_ms: float = 2.0
-    chunk: int = 16
+    settings: ScreenSettings = field(default_factory=ScreenSettings)
     host: Counter = field(default_factory=Counter)     # check / screen seconds
     checks: Counter = field(default_factory=Counter)   # sample / probe / late check launches
     fns: dict = field(default_factory=dict)            # config id -> bound launch
@@ -80,7 +87,7 @@ class Screener:
         """Configs per chunk: the outputs they need must fit OUTPUT_BUDGET_BYTES."""
         out = self.data.inputs.out
         nbytes = out.untyped_storage().nbytes() if hasattr(out, "untyped_storage") else 0
-        return max(1, min(self.chunk, 1 + OUTPUT_BUDGET_BYTES // max(1, nbytes)))
+        return max(1, min(self.settings.chunk, 1 + OUTPUT_BUDGET_BYTES // max(1, nbytes)))
 
     def chunks(self, configs: list[KernelConfig]) -> list[list[KernelConfig]]:
         """The first config alone (cuBLAS in a sweep: the others' first bound), then chunks."""
@@ -140,7 +147,7 @@ class Screener:
         r = timing.timed_round(calls, host_ms=self._host_first,
                                then=lambda: self.data.ref.errors(used))
         self._host_first = sorted(r.host_ms)[len(r.host_ms) // 2]
-        bound = self.stop_factor * best if best < math.inf else None
+        bound = self.settings.stop_factor * best if best < math.inf else None
         states = []
         for (config, _), err, sample, late in zip(ready, r.value, r.samples, r.late):
             if config.id in errors:
@@ -152,13 +159,13 @@ class Screener:
                                               rel_error=err)
                 self.fns.pop(config.id, None)
                 continue
-            st = _State(config, self.fns[config.id], err, n=self.min_reps)
+            st = _State(config, self.fns[config.id], err, n=self.settings.min_reps)
             if late or timing.interpreting():
                 self.checks["late"] += 0 if timing.interpreting() else 1
             elif bound is not None and sample > timing.PROBE_FACTOR * bound:
                 st.samples, st.stopped = [sample], True
                 self.checks["probe_stop"] += 1
-            elif sample >= self.long_ms:
+            elif sample >= self.settings.long_ms:
                 st.samples = [sample]
                 self.checks["sample"] += 1
             else:
@@ -168,7 +175,8 @@ class Screener:
 
     # -- screening: rounds of the chunk's repetitions ------------------------------------------
     def _time(self, states: list[_State], best: float) -> None:
-        bound = self.stop_factor * best if best < math.inf else None
+        cfg = self.settings
+        bound = cfg.stop_factor * best if best < math.inf else None
         if timing.interpreting():  # host clock: two calls each, flagged not meaningful
             for st in states:
                 if not st.stopped:
@@ -190,8 +198,8 @@ class Screener:
                 st = by_id[cid]
                 st.samples.extend(samples)
                 st.n, st.stopped = timing.next_target(
-                    st.samples, st.n, reps=self.reps, min_reps=self.min_reps,
-                    max_ms=self.max_ms, stop_ms=bound)
+                    st.samples, st.n, reps=cfg.reps, min_reps=cfg.min_reps, max_ms=cfg.max_ms,
+                    stop_ms=bound)
 
 
 def _guarded(fn, config_id: str, errors: dict):

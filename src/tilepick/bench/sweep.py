@@ -31,6 +31,7 @@ from pathlib import Path
 from tilepick import config as cfg
 from tilepick import solvers
 from tilepick.bench import timing
+from tilepick.bench.screen import ScreenSettings
 from tilepick.config import KernelConfig
 from tilepick.data import io
 from tilepick.data.schema import config_fields, problem_fields
@@ -58,12 +59,7 @@ class SweepOptions:
     noise_fraction: float = 0.1
     flush_every: int = 8
     flush_s: float = 20.0
-    screen_reps: int = 10
-    screen_max_ms: float = 25.0
-    stop_factor: float = 1.5         # screening stops for configs slower than this x best
-    check_probe_ms: float = 2.0      # a check launch this long counts as a sample (shorter
-    #                                  ones, cold first launches, are the probe only)
-    screen_chunk: int = 16           # configs checked and screened per synchronisation
+    screen: ScreenSettings = field(default_factory=ScreenSettings)
     progress: bool = True
     model_top: int = 0               # also measure the model's this many best Triton configs
     model_dir: str | None = None     # that model (None: the shipped one for the dtype)
@@ -196,7 +192,7 @@ class ModelPicks:
     def order(self, problem: GemmProblem, configs: list[KernelConfig]) -> list[KernelConfig]:
         """``configs`` in the model's order over the whole space, best first (configs it does
         not rank keep their order, after the rest). Measuring likely winners first tightens
-        the screening's stop bound (``stop_factor`` x the best so far) at once, so the slow
+        the screening's stop bound (``ScreenSettings.stop_factor`` x the best so far) at once, so the slow
         majority stops after one call: on huge odd problems, where a slow pointer config runs
         for hundreds of milliseconds, that is most of an exhaustive sweep's GPU time."""
         rank = {cid: i for i, (cid, _, _) in
@@ -278,10 +274,7 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
             bar.update(1)
         else:
             todo.append(config)
-    screener = Screener(problem, data, reps=opts.screen_reps, min_reps=3,
-                        max_ms=opts.screen_max_ms, stop_factor=opts.stop_factor,
-                        long_ms=opts.check_probe_ms, chunk=opts.screen_chunk, host=host,
-                        checks=checks)
+    screener = Screener(problem, data, opts.screen, host=host, checks=checks)
     for chunk in screener.chunks(todo):
         for o in screener.screen(chunk, best):
             bar.update(1)
