@@ -81,7 +81,8 @@ def main():
     # rows the extra files add to base problems (a top-up) change what those are scored on:
     # then the two figures are not of the same candidates
     added = len(aug) - len(base) - int(new[aug.problem_index].sum())
-    out = {"model": args.model, "base": paths, "extra": args.extra, "extra_problems": int(new.sum()),
+    out = {"model": args.model, "base_files": paths, "extra": args.extra,
+           "extra_problems": int(new.sum()),
            "extra_rows": int(new[aug.problem_index].sum()),
            "rows_added_to_base_problems": added,
            "rule": "same scored problems and folds; extra problems in every fold's training side"}
