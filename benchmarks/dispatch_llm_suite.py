@@ -183,6 +183,7 @@ def main():
     warm_report = warm(problems, disp, max(d.max_k for d in disp.values()), args.processes)
     print("warmup", json.dumps(warm_report)[:300], flush=True)
     rows = []
+    os.makedirs(args.out, exist_ok=True)
     log = open(os.path.join(args.out, "dispatch_llm_suite.jsonl"), "w")
     try:
         for i, p in enumerate(problems):
