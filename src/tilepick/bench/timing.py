@@ -4,7 +4,9 @@ Method (see ANCHORS.md for why): warm up first (compilation, module load and han
 stay out of the numbers); before every timed call, flush L2 by writing a buffer larger than it,
 so small problems are not measured on a warm cache; bracket each call with its own pair of CUDA
 events; report the median and the 20th/80th percentiles. Single timings have 10-40% outliers,
-so comparisons between candidates interleave them in rounds (:func:`interleaved`).
+so comparisons between candidates interleave them in rounds (:func:`interleaved`). Calls are
+queued many at a time behind one GPU hold and one host synchronisation (:func:`timed_round`,
+:func:`gather`); a sample whose call reached the GPU after its start event is not used.
 Under Triton's interpreter the host clock is used and the timing is flagged as meaningless.
 """
 
@@ -112,10 +114,12 @@ def time_fn(fn: Callable[[], object], *, warmup: int = 3, reps: int = 25,
 
     Each repetition is (flush L2, start event, fn, end event), queued behind a GPU sleep long
     enough to cover the host's submission of the whole batch, so the events measure the GPU
-    work alone (checked per sample: :func:`timed_round`). The first batch (``min_reps`` calls) sizes the rest. ``stop_if_slower_than_ms``:
-    adaptive repetition for sweeps: a single-call probe comes first; a candidate whose probe
-    is over ``PROBE_FACTOR`` x the bound, or whose first batch's median is over the bound,
-    stops there (its estimate is recorded, flagged ``stopped_early``; :func:`next_target`).
+    work alone (checked per sample: :func:`timed_round`). The first batch (``min_reps``
+    calls) sizes the rest. ``stop_if_slower_than_ms``: adaptive repetition: a single-call
+    probe comes first; a candidate whose probe is over ``PROBE_FACTOR`` x the bound, or whose
+    first batch's median is over the bound, stops there (its estimate is recorded, flagged
+    ``stopped_early``; :func:`next_target`). Sweeps screen many configs at once by the same
+    rules (:mod:`tilepick.bench.screen`).
     """
     if interpreting():
         samples = []
