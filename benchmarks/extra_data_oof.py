@@ -21,9 +21,9 @@ import numpy as np
 
 from tilepick.model import cv, metrics
 from tilepick.model.dataset import load
+from tilepick.model.evaluate import recipe_options
 from tilepick.model.objectives import OBJECTIVES
-from tilepick.model.train import (TrainOptions, evaluate_objective, gate_out_of_fold,
-                                  scale_out_of_fold)
+from tilepick.model.train import evaluate_objective, gate_out_of_fold, scale_out_of_fold
 
 
 def same_folds(base, base_folds, aug) -> list:
@@ -61,11 +61,8 @@ def main():
     ap.add_argument("--out", default="benchmarks/results/extra_data_oof.json")
     args = ap.parse_args()
     man = json.load(open(f"{args.model}/manifest.json"))
-    prm = man["parameters"]
-    pool = tuple(man.get("pooled_dtypes", ()))
-    opts = TrainOptions(objective=man["objective"], pool=pool,
-                        stratum_balance=prm["stratum_balance"], seed=prm["seed"],
-                        retimed_weight=prm["retimed_weight"], rounds=prm["rounds"])
+    opts = recipe_options(args.model)
+    pool = opts.pool
     # the base: the model's data less the extra files (a model trained with them compares
     # with the recipe on the rest)
     extra_dirs = [Path(e).resolve() for e in args.extra]

@@ -17,8 +17,9 @@ import numpy as np
 
 from tilepick.model import cv, gate, metrics
 from tilepick.model.dataset import load
+from tilepick.model.evaluate import recipe_options
 from tilepick.model.objectives import OBJECTIVES
-from tilepick.model.train import TrainOptions, evaluate_objective, scale_out_of_fold
+from tilepick.model.train import evaluate_objective, scale_out_of_fold
 
 VARIANTS = {
     "binary 31 leaves x 60 at 0.2 (shipped)": ({}, 60),
@@ -35,12 +36,8 @@ def main():
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
     man = json.load(open(f"{args.model}/manifest.json"))
-    prm = man["parameters"]
-    ds = load([d["path"] for d in man["data"]], man["dtype"], man["arch"],
-              tuple(man.get("pooled_dtypes", ())))
-    opts = TrainOptions(objective=man["objective"], pool=tuple(man.get("pooled_dtypes", ())),
-                        stratum_balance=prm["stratum_balance"], seed=prm["seed"],
-                        retimed_weight=prm["retimed_weight"], rounds=prm["rounds"])
+    opts = recipe_options(args.model)
+    ds = load([d["path"] for d in man["data"]], man["dtype"], man["arch"], opts.pool)
     folds = cv.make_folds(ds, opts.folds, opts.seed)
     res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
                              scale_out_of_fold(ds, folds), keep_models=False)

@@ -69,24 +69,35 @@ def _method(ds: Dataset, table: pd.DataFrame, eff_col: str = "efficiency") -> di
     return out
 
 
-def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
-    """Evaluate; write evaluation.json and the report under ``out_dir``; return the dict."""
+def recipe_options(model_dir) -> TrainOptions:
+    """The training options a model was made with (its manifest and predictor.json): what
+    re-training it out of fold must use, here and in the benchmarks that vary one part."""
     model_dir = Path(model_dir)
-    check_spec(model_dir)
     meta = read_json(model_dir / "predictor.json")
     manifest = read_json(model_dir / "manifest.json")
     params = manifest.get("parameters", {})
     obj = OBJECTIVES[meta["objective"]]
     base = obj.params()
     overrides = {k: v for k, v in params.get("lightgbm", {}).items() if base.get(k) != v}
-    opts = TrainOptions(objective=obj.name, folds=int(params.get("folds", 5)),
+    return TrainOptions(objective=obj.name, folds=int(params.get("folds", 5)),
                         seed=int(params.get("seed", 0)),
                         rounds=int(params.get("rounds", NUM_ROUNDS)), params=overrides,
                         retimed_weight=float(params.get("retimed_weight", 1.0)),
                         # manifests from before the option: every row counted once
                         minority_layout_weight=float(params.get("minority_layout_weight", 1.0)),
                         stratum_balance=float(params.get("stratum_balance", 0.0)),
-                        cascade=CascadeSettings(**meta["cascade"]))
+                        cascade=CascadeSettings(**meta["cascade"]),
+                        pool=tuple(manifest.get("pooled_dtypes", ())))
+
+
+def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
+    """Evaluate; write evaluation.json and the report under ``out_dir``; return the dict."""
+    model_dir = Path(model_dir)
+    check_spec(model_dir)
+    meta = read_json(model_dir / "predictor.json")
+    manifest = read_json(model_dir / "manifest.json")
+    opts = recipe_options(model_dir)
+    obj = OBJECTIVES[opts.objective]
     want_pool = list(manifest.get("pooled_dtypes", ()))
     pooled = load(data_paths, meta["dtype"], meta["arch"], want_pool)
     missing = sorted(set(want_pool) - set(pooled.pooled_dtypes))
