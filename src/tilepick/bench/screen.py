@@ -20,6 +20,7 @@ the GPU got there: module loads) is not used (:func:`~tilepick.bench.timing.late
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -146,7 +147,7 @@ class Screener:
         used = [o for _, o in ready]
         r = timing.timed_round(calls, host_ms=self._host_first,
                                then=lambda: self.data.ref.errors(used))
-        self._host_first = sorted(r.host_ms)[len(r.host_ms) // 2]
+        self._host_first = statistics.median(r.host_ms)
         bound = self.settings.stop_factor * best if best < math.inf else None
         states = []
         for (config, _), err, sample, late in zip(ready, r.value, r.samples, r.late):
@@ -160,8 +161,10 @@ class Screener:
                 self.fns.pop(config.id, None)
                 continue
             st = _State(config, self.fns[config.id], err, n=self.settings.min_reps)
-            if late or timing.interpreting():
-                self.checks["late"] += 0 if timing.interpreting() else 1
+            if timing.interpreting():   # a host-clock sample: neither probe nor repetition
+                pass
+            elif late:
+                self.checks["late"] += 1
             elif bound is not None and sample > timing.PROBE_FACTOR * bound:
                 st.samples, st.stopped = [sample], True
                 self.checks["probe_stop"] += 1
@@ -189,8 +192,8 @@ class Screener:
             if not want:
                 return
             by_id = {st.config.id: st for st in states}
-            est = {cid: (sorted(by_id[cid].samples)[len(by_id[cid].samples) // 2]
-                         if by_id[cid].samples else 0.0) for cid in want}
+            est = {cid: statistics.median(by_id[cid].samples) if by_id[cid].samples else 0.0
+                   for cid in want}
             # a lead call first: a config's samples follow its own warm kernel, as in time_fn
             got, self._host_ms = timing.gather(self.fns, want, self._host_ms, lead=1,
                                                gpu_ms=est)

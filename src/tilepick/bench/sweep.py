@@ -192,9 +192,10 @@ class ModelPicks:
     def order(self, problem: GemmProblem, configs: list[KernelConfig]) -> list[KernelConfig]:
         """``configs`` in the model's order over the whole space, best first (configs it does
         not rank keep their order, after the rest). Measuring likely winners first tightens
-        the screening's stop bound (``ScreenSettings.stop_factor`` x the best so far) at once, so the slow
-        majority stops after one call: on huge odd problems, where a slow pointer config runs
-        for hundreds of milliseconds, that is most of an exhaustive sweep's GPU time."""
+        the screening's stop bound (``ScreenSettings.stop_factor`` x the best so far) at
+        once, so the slow majority stops after one call: on huge odd problems, where a slow
+        pointer config runs for hundreds of milliseconds, that is most of an exhaustive
+        sweep's GPU time."""
         rank = {cid: i for i, (cid, _, _) in
                 enumerate(self.predictor(problem.dtype_token, "space").rank(problem))}
         return sorted(configs, key=lambda c: rank.get(c.id, len(rank)))
@@ -266,6 +267,7 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
     timed = 0
     best = math.inf
     todo = []
+    compile_s: dict[str, float] = {}   # seconds the pool took to compile each config
     for config in [CUBLAS] + configs:
         cr = compiled.get((problem.key(), config.id))
         if cr is not None and not cr.ok:
@@ -274,19 +276,18 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
             bar.update(1)
         else:
             todo.append(config)
+            compile_s[config.id] = cr.seconds if cr else 0.0
     screener = Screener(problem, data, opts.screen, host=host, checks=checks)
     for chunk in screener.chunks(todo):
         for o in screener.screen(chunk, best):
             bar.update(1)
             config = o.config
-            cr = compiled.get((problem.key(), config.id))
-            compile_s = cr.seconds if cr else 0.0
             if o.status == "not_applicable":
                 continue
             if o.status != "ok":
                 rows[config.id] = _row(problem, config, prov, sweep_id, valid=False,
                                        invalid_reason=f"{o.status}: {o.reason}",
-                                       rel_error=o.rel_error, compile_s=compile_s)
+                                       rel_error=o.rel_error, compile_s=compile_s[config.id])
                 continue
             t = o.timing
             timed += 1
@@ -295,7 +296,8 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
                                    invalid_reason="", rel_error=o.rel_error, time_ms=t.ms,
                                    time_p20_ms=t.p20_ms, time_p80_ms=t.p80_ms, reps=t.reps,
                                    stopped_early=t.stopped_early, retimed=False,
-                                   timing_meaningful=t.meaningful, compile_s=compile_s)
+                                   timing_meaningful=t.meaningful,
+                                   compile_s=compile_s[config.id])
     # winner's curse: re-time the best few and cuBLAS in interleaved rounds
     valid = sorted((r for r in rows.values() if r["valid"]), key=lambda r: r["time_ms"])
     finalists = [r["config_id"] for r in valid[:opts.retime_top]]
