@@ -57,22 +57,27 @@ def read_frame(path: str | os.PathLike):
     return read_table(path).to_pandas()
 
 
+def _part_columns(path: str | os.PathLike, columns: list[str]):
+    """Each part's ``columns`` under ``path`` (none if it does not exist), as Python lists."""
+    files = list(dict.fromkeys(part_files(path))) if Path(path).exists() else []
+    for f in files:
+        t = pq.read_table(f, columns=columns)
+        yield [t.column(i).to_pylist() for i in range(len(columns))]
+
+
 def done_problems(path: str | os.PathLike) -> set[str]:
     """Problem keys already measured under ``path`` (resume skips them)."""
-    files = list(dict.fromkeys(part_files(path))) if Path(path).exists() else []
     keys: set[str] = set()
-    for f in files:
-        keys.update(pq.read_table(f, columns=["problem_key"]).column(0).to_pylist())
+    for (part_keys,) in _part_columns(path, ["problem_key"]):
+        keys.update(part_keys)
     return keys
 
 
 def measured_configs(path: str | os.PathLike) -> dict[str, set[str]]:
     """{problem key: the config ids measured for it} under ``path`` (for a top-up sweep)."""
-    files = list(dict.fromkeys(part_files(path))) if Path(path).exists() else []
     out: dict[str, set[str]] = {}
-    for f in files:
-        t = pq.read_table(f, columns=["problem_key", "config_id"])
-        for key, cid in zip(t.column(0).to_pylist(), t.column(1).to_pylist()):
+    for keys, cids in _part_columns(path, ["problem_key", "config_id"]):
+        for key, cid in zip(keys, cids):
             out.setdefault(key, set()).add(cid)
     return out
 
