@@ -589,16 +589,22 @@ def training_and_validation(dtype="bf16", layout: str = "rr", seed: int = 0,
     return train, val
 
 
+def _training_only_exclusions(dtype, layout: str, seed: int) -> tuple[set, set]:
+    """What a training-only set must avoid: the held-out families' weight shapes (N, K), and
+    every (M, N, K) of the train and validation pools."""
+    held_nk = {(proj.n, proj.k) for name in _model_names(HOLDOUT_FAMILIES)
+               for proj in llm_projections(name)}
+    train, val = training_and_validation(dtype, layout, seed, None, None)
+    return held_nk, {_mnk(p) for p in train} | {_mnk(p) for p in val}
+
+
 def train_extra(dtype="bf16", layout: str = "rr", seed: int = 0,
                 count: int | None = None) -> list[GemmProblem]:
     """More training problems: the projections of :data:`EXTRA_MODELS` at every token count,
     without any weight shape (N, K) of the held-out families, any (M, N, K) of the validation
     pool, or any of the ``train`` pool (measured or measurable there already). ``count`` takes
     that many round-robin over the weight shapes (seeded); sorted by (N, K, M)."""
-    held_nk = {(proj.n, proj.k) for name in _model_names(HOLDOUT_FAMILIES)
-               for proj in llm_projections(name)}
-    train, val = training_and_validation(dtype, layout, seed, None, None)
-    taken = {_mnk(p) for p in train} | {_mnk(p) for p in val}
+    held_nk, taken = _training_only_exclusions(dtype, layout, seed)
     entries = [((p.n, p.k), p) for _, p in _llm_entries(dtype, layout, seed, None, None,
                                                          EXTRA_MODELS.values())
                if (p.n, p.k) not in held_nk and _mnk(p) not in taken]
@@ -616,10 +622,7 @@ def train_narrow(dtype="bf16", layout: str = "rr", seed: int = 0,
     2048], K from 8 x max(M, N) and 4096 up to 2^20). Never an (M, N, K) of the validation or
     the train pool, nor a weight shape (N, K) of the held-out families."""
     count = 400 if count is None else count
-    held_nk = {(proj.n, proj.k) for name in _model_names(HOLDOUT_FAMILIES)
-               for proj in llm_projections(name)}
-    train, val = training_and_validation(dtype, layout, seed, None, None)
-    taken = {_mnk(p) for p in train} | {_mnk(p) for p in val}
+    held_nk, taken = _training_only_exclusions(dtype, layout, seed)
     rng = _rng(seed, "train_narrow")
     col = _Collector(dtype, layout)
     for _ in range(50 * count):
