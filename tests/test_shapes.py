@@ -191,6 +191,8 @@ def test_train_narrow_adds_narrow_and_k_heavy_training_shapes():
     assert len(skinny) >= 150 and len(heavy) >= 150
     assert all(p in skinny or p in heavy for p in narrow)
     assert S.train_narrow("bf16", "rr", 1) != narrow
+    with pytest.raises(ValueError, match="count must be >= 0"):
+        S.train_narrow("bf16", "rr", 0, count=-1)
 
 
 # -- problem files ---------------------------------------------------------------------------------

@@ -622,6 +622,8 @@ def train_narrow(dtype="bf16", layout: str = "rr", seed: int = 0,
     2048], K from 8 x max(M, N) and 4096 up to 2^20). Never an (M, N, K) of the validation or
     the train pool, nor a weight shape (N, K) of the held-out families."""
     count = 400 if count is None else count
+    if count < 0:
+        raise ValueError(f"count must be >= 0, got {count}")
     held_nk, taken = _training_only_exclusions(dtype, layout, seed)
     rng = _rng(seed, "train_narrow")
     col = _Collector(dtype, layout)
