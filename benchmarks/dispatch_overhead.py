@@ -5,8 +5,11 @@ synchronisation, over many calls (the GPU queue absorbs the kernels; a tiny prob
 GPU ahead of the host, so what is timed is the host):
 
 0. ``triton direct``: the Triton kernel itself, ``kernel[grid](*args, **constexprs)`` with every
-   argument (descriptors included) built once beforehand: the floor, what a hand-written
-   launch of the same kernel on the same tensors costs;
+   argument (descriptors included) built once beforehand: what a hand-written launch of the
+   same kernel on the same tensors costs through Triton's ``JITFunction.run``;
+   ``bound launch``: the solver's prepared launch (``solvers.bind``), which after its first
+   call skips ``JITFunction.run`` for the compiled kernel's launcher (``solvers.direct_launch``;
+   ``TILEPICK_DIRECT_LAUNCH=0`` turns that off for an A/B);
 1. ``launch``: the solver's launch with a prepared config and output (plan lookup, 3-D views,
    descriptors per call);
 2. ``alloc + launch``: plus allocating the output, as every ``matmul(a, b)`` call does;
@@ -40,7 +43,7 @@ from tilepick import solvers
 from tilepick.dispatch import Dispatcher
 from tilepick.dispatch.devices import Device, RealDevice
 from tilepick.problem import GemmProblem
-from tilepick.solvers import triton_gemm
+from tilepick.solvers import direct_launch, triton_gemm
 from tilepick.provenance import collect
 
 
@@ -113,14 +116,17 @@ def main():
         if more:
             raise SystemExit(f"{cid} launches {1 + len(more)} kernels; pick a one-kernel config")
         direct = lambda: kernel[grid](*kargs, **kw)  # noqa: E731
+        bound_fn = solvers.bind(p, config, a, b, out)
+        bound = lambda: bound_fn(a, b, out)  # noqa: E731
         launch = lambda: solvers.launch(p, config, a, b, out, check=False)  # noqa: E731
         alloc_launch = lambda: solvers.launch(  # noqa: E731
             p, config, a, b, torch.empty(64, 64, device=dev, dtype=torch.bfloat16), check=False)
     else:
-        direct = launch = lambda: out  # noqa: E731
+        direct = bound = launch = lambda: out  # noqa: E731
         alloc_launch = lambda: torch.empty(64, 64, dtype=torch.bfloat16)  # noqa: E731
     stages = {
         "triton direct": direct,
+        "bound launch": bound,
         "launch": launch,
         "alloc + launch": alloc_launch,
         "device.launch": lambda: device.launch(p, cid, a, b, out),
@@ -136,6 +142,7 @@ def main():
              - timed[names[i - 1]]["median_us"] for i in range(1, len(names))}
     overhead = timed["tilepick.matmul"]["median_us"] - timed["triton direct"]["median_us"]
     over_launch = timed["tilepick.matmul"]["median_us"] - timed["launch"]["median_us"]
+    over_bound = timed["tilepick.matmul"]["median_us"] - timed["bound launch"]["median_us"]
     prof = profile_top(stages["tilepick.matmul"], min(args.calls, 5000))
     print(f"device: {torch.cuda.get_device_name() if gpu else 'CPU (launch stubbed out)'}; "
           f"config {cid}")
@@ -145,7 +152,9 @@ def main():
     for name, dt in steps.items():
         print(f"  {name:40s} {dt:+7.2f} us")
     print(f"overhead (tilepick.matmul - triton direct): {overhead:.2f} us/call (target <= 10 us); "
-          f"tilepick.matmul - solver launch: {over_launch:.2f} us")
+          f"tilepick.matmul - solver launch: {over_launch:.2f} us; tilepick.matmul - bound launch: "
+          f"{over_bound:.2f} us; direct launch path {'on' if direct_launch.enabled() else 'off'}, "
+          f"{direct_launch.STATS['direct']} direct launches")
     print(prof)
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -153,7 +162,8 @@ def main():
             "provenance": collect(), "command": "python benchmarks/dispatch_overhead.py "
             f"--calls {args.calls} --repeats {args.repeats} --config {args.config}", "config": cid,
             "stages": timed, "steps_us": steps, "overhead_us": overhead,
-            "overhead_vs_solver_launch_us": over_launch,
+            "overhead_vs_solver_launch_us": over_launch, "overhead_vs_bound_launch_us": over_bound,
+            "direct_launch": direct_launch.enabled(),
             "profile": prof}, indent=1) + "\n")
 
 

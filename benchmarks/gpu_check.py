@@ -5,7 +5,8 @@ primes, unaligned leading dimensions, batch > 1, all four layouts) in bf16, fp16
 fp32/tf32, each against a float64 reference of the same inputs. Exits 1 on any wrong result.
 Compile failures are reported (they make a config invalid for that problem) but do not fail.
 ``--bound`` also checks, for every config that passed, the dispatcher's prepared launch
-(``solvers.bind``, prepared on the first inputs) on a second set of inputs of the same layout.
+(``solvers.bind``, prepared on the first inputs) on two more sets of inputs of the same layout
+(the second call takes the direct launch path of ``solvers.direct_launch``).
 
     PYTHONPATH=src python benchmarks/gpu_check.py [--per-family 3] [--bound] [--out DIR]
 """
@@ -45,10 +46,14 @@ def check_bound(p, c, first, seed):
     f = first.inputs
     try:
         run = solvers.bind(p, c, f.a, f.b, f.out, f.scale_a, f.scale_b)
-        data = ProblemInputs.make(p, f.a.device.type, seed=seed)
-        i = data.inputs
-        run(i.a, i.b, i.out, i.scale_a, i.scale_b)
-        err = data.ref.error(i.out)
+        err = 0.0
+        # the first call goes through Triton's launch, the second through the compiled
+        # kernel's launcher (solvers.direct_launch): both on fresh inputs
+        for s in (seed, seed + 1000):
+            data = ProblemInputs.make(p, f.a.device.type, seed=s)
+            i = data.inputs
+            run(i.a, i.b, i.out, i.scale_a, i.scale_b)
+            err = max(err, data.ref.error(i.out))
     except Exception as exc:  # noqa: BLE001 - reported per config
         return "wrong", None, f"{type(exc).__name__}: {exc}"[:300]
     ok = err <= tolerance(p)
@@ -67,6 +72,7 @@ def main():
 
     from tilepick import solvers
     from tilepick.bench.compile_pool import compile_all
+    from tilepick.solvers import direct_launch
     from tilepick.bench.runner import ProblemInputs, run_config
     from tilepick.runtime import device_for_kernels
 
@@ -120,7 +126,8 @@ def main():
             print("WRONG", r["problem"], r["config_id"], r["reason"])
         print(f"FAILED: {len(wrong)} wrong results")
         sys.exit(1)
-    print(f"PASSED: {sum(1 for r in rows if r['status'] == 'ok')} checks, no wrong result")
+    print(f"PASSED: {sum(1 for r in rows if r['status'] == 'ok')} checks, no wrong result; "
+          f"{direct_launch.STATS['direct']} bound launches took the direct path")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import DType, GemmProblem, cdiv, next_pow2
 from tilepick.runtime import patch_interpreter
 from tilepick.solvers.base import ConfigInvalidError, Solver
+from tilepick.solvers.direct_launch import DirectLaunch
 
 # fp32 accumulator registers one thread may hold before the compiler spills (255 is the hard
 # cap per thread; operands, addresses and the pipeline need the rest).
@@ -270,20 +271,21 @@ class PointerSolver(TritonGemmSolver):
         p, c = problem, config
         (grid, args, kw), reduce = self._static(p, c, _as3d(a), _as3d(b), _as3d(out),
                                                 scale_a is not None)
-        gemm = gemm_ptr_kernel[grid]   # the kernel only reads pointers: no 3-D views per call
+        # the kernel only reads pointers: no 3-D views per call
+        gemm = DirectLaunch(gemm_ptr_kernel, grid, kw, guarded=6)
         if reduce is None:
             def run(a, b, out, scale_a=None, scale_b=None):
-                gemm(a, b, out, None, scale_a, scale_b, *args, **kw)
+                gemm(a, b, out, None, scale_a, scale_b, *args)
                 return out
             return run
         rgrid, rargs, rkw = reduce
-        finish = splitk_reduce_kernel[rgrid]
+        finish = DirectLaunch(splitk_reduce_kernel, rgrid, rkw, guarded=4)
         workspace = self._workspace
 
         def run_split(a, b, out, scale_a=None, scale_b=None):
             ws = workspace(p, c, a.device)
-            gemm(a, b, out, ws, scale_a, scale_b, *args, **kw)
-            finish(ws, out, scale_a, scale_b, *rargs, **rkw)
+            gemm(a, b, out, ws, scale_a, scale_b, *args)
+            finish(ws, out, scale_a, scale_b, *rargs)
             return out
         return run_split
 
@@ -374,11 +376,11 @@ class TmaSolver(TritonGemmSolver):
         for t in templates:
             t.base = None   # keep no tensor of the first call alive: each launch sets its own
         da, db, dc = templates
-        gemm = kernel[plan.grid]
+        gemm = DirectLaunch(kernel, plan.grid, kw, guarded=5)
 
         def run(a, b, out, scale_a=None, scale_b=None):
             gemm(_clone_descriptor(da, a), _clone_descriptor(db, b), _clone_descriptor(dc, out),
-                 scale_a, scale_b, *args, **kw)
+                 scale_a, scale_b, *args)
             return out
         return run
 
