@@ -124,3 +124,14 @@ def test_no_direct_path(fake_triton, monkeypatch, case):
     launch(*first)
     assert len(jit.calls) == 2 and launch.direct_calls == 0
     assert compiled is None or not compiled.launches
+
+
+def test_a_launcher_that_refuses_the_arguments_turns_the_direct_path_off(fake_triton):
+    class Refusing(Compiled):
+        def run(self, *args):
+            raise TypeError("function takes exactly 14 arguments")
+    compiled = Refusing()
+    jit, launch = make(compiled)
+    for _ in range(3):
+        launch(Ptr(4096), Ptr(8192), None, 100)
+    assert len(jit.calls) == 3 and launch.direct_calls == 0

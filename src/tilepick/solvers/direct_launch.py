@@ -95,8 +95,15 @@ class DirectLaunch:
             nones, ptrs = self._facts(args)
             if nones == self._nones and not ptrs & 15 and not _hooked(self._knobs):
                 g = self._grid
-                self._run(g[0], g[1], g[2], self._stream(self._device()), self._function,
-                          self._meta, None, None, None, *args, *self._tail)
+                try:
+                    self._run(g[0], g[1], g[2], self._stream(self._device()), self._function,
+                              self._meta, None, None, None, *args, *self._tail)
+                except (TypeError, SystemError):
+                    # the launcher refused the arguments before launching (a Triton whose
+                    # launcher takes them differently): Triton's path from now on
+                    self._direct = False
+                    self._jit(*args, **self._kwargs)
+                    return
                 self.direct_calls += 1
                 STATS["direct"] += 1
                 return
