@@ -5,10 +5,13 @@
 #   3. a host-bound sweep (small problems) off, on, off, on, each into a fresh folder (the
 #      first pays the cold compile; the rate is the measuring phase's), then py-spy of one more.
 #
-#   OUT=... bash benchmarks/launch_path_ab.sh [sweep arguments]
+#   OUT=... bash benchmarks/launch_path_ab.sh [sweep arguments]     -> $OUT/ab.tar
 set -u
 : "${OUT:?set OUT to the folder that comes back}"
 export PYTHONPATH=src PYTHONUNBUFFERED=1
+final=$OUT
+OUT=/tmp/ab_result          # the device tool returns few files: everything goes in one tar
+rm -rf "$OUT" && mkdir -p "$OUT"
 sweep_args=${*:-"--problems mixed --max-tflop 0.002 --limit 25 --sample 150 --pool 120 --processes 16 --order model"}
 nvidia-smi --query-gpu=name,driver_version,temperature.gpu,power.draw,clocks.sm \
     --format=csv > "$OUT/gpu.csv" 2>&1
@@ -38,3 +41,4 @@ if command -v py-spy > /dev/null; then
         || echo "py-spy failed: $(tail -n 3 "$OUT/sweep_spy.log")"
     cp /tmp/ab_spy/sweep-*.json "$OUT/sweep_spy.json" 2>/dev/null
 fi
+tar cf "$final/ab.tar" -C "$OUT" .
