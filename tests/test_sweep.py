@@ -201,6 +201,8 @@ def test_sweep_summary_file(tiny_sweep):
     # noise_fraction=1.0: every problem's top configs re-measured
     assert data["noise"]["pairs"] == len(df)
     assert 0 <= data["noise"]["median_rel_diff"] <= data["noise"]["max_rel_diff"]
+    # the re-timing's own protocol, and the single-candidate one of sessions <= 11 beside it
+    assert 0 <= data["noise"]["time_fn_median_rel_diff"] <= data["noise"]["time_fn_max_rel_diff"]
 
 
 # -- resume ----------------------------------------------------------------------------------

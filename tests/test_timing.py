@@ -87,6 +87,25 @@ def test_interleaved_interpreter():
     assert order == ["a", "b"] * 3
 
 
+def test_interleaved_rounds_rotate_the_candidates(monkeypatch):
+    """On the GPU each round queues the candidates' blocks in another order (shifts spread over
+    the rounds), so no candidate always runs after the most back-to-back work."""
+    orders = []
+
+    def fake_gather(fns, want, host_ms=0.1, **kw):
+        orders.append(list(want))
+        return {k: [1.0] * n for k, n in want.items()}, host_ms
+
+    monkeypatch.setattr(timing, "interpreting", lambda: False)
+    monkeypatch.setattr(timing, "gather", fake_gather)
+    names = ["a", "b", "c", "d", "e", "f"]
+    out = timing.interleaved({n: (lambda: None) for n in names}, rounds=3, reps=2, max_ms=1)
+    sizing, *rounds = orders
+    assert sizing == names
+    assert rounds == [names, names[2:] + names[:2], names[4:] + names[:4]]
+    assert all(len(out[n].rounds_ms) == 3 for n in names)
+
+
 # -- repetition plan (the GPU loop's decisions, without a GPU) --------------------------------
 
 

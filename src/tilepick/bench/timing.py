@@ -178,7 +178,7 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup
     round (about ``max_ms`` of GPU time, between ``min_reps`` and ``reps``). Each round then
     queues every candidate's block of repetitions (an untimed call first if ``warmup``, as
     :func:`time_fn` had) behind one GPU hold (:func:`gather`): one host synchronisation per
-    round instead of several per candidate.
+    round instead of several per candidate. The rounds rotate the candidates' order.
     """
     names = list(fns)
     if interpreting():
@@ -201,9 +201,14 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup
     one = {n: sizing[n][0] for n in names}
     spent = dict(one)
     round_ms: dict[str, list[float]] = {n: [] for n in names}
-    for _ in range(rounds):
-        got, host = gather(fns, per_round, host, lead=min(warmup, 1), flush_l2=flush_l2,
-                           gpu_ms=one)
+    for i in range(rounds):
+        # each round starts at another candidate (shifts spread over the rounds): a block's
+        # place in a round (after how much back-to-back GPU work) is not always the same
+        # candidate's, so position effects of clocks and heat average out instead of biasing
+        shift = i * len(names) // rounds
+        order = names[shift:] + names[:shift]
+        got, host = gather(fns, {n: per_round[n] for n in order}, host, lead=min(warmup, 1),
+                           flush_l2=flush_l2, gpu_ms=one)
         for n in names:
             round_ms[n].append(statistics.median(got[n]))
             spent[n] += sum(got[n])
