@@ -339,7 +339,7 @@ def invalid_sweep(tmp_path_factory, monkeypatch):
 
     monkeypatch.setattr(solvers.SOLVERS["gemm.tma"], "launch", garbage)
 
-    def fake_compile_all(pairs, processes=None, progress=True, pool=None):
+    def fake_compile_all(pairs, processes=None, progress=True):
         return {(q.key(), c.id): CompileResult(False, "PTXASError: ptxas fatal", 1.5)
                 for q, c in pairs if c.family == "gemm.tma_persistent"}
 
@@ -627,21 +627,3 @@ def test_cli_top_up_needs_a_dataset_and_no_sample(tmp_path):
     res = runner.invoke(app, ["sweep", "--out", str(tmp_path / "o"), "--problems", "train",
                               "--order", "fastest"])
     assert res.exit_code == 2 and "--order" in res.output
-
-
-def test_compile_workers_start_before_the_plan_and_shut_down(monkeypatch):
-    """``start_pool`` spawns its workers at once (they import while the sweep plans);
-    ``compile_all`` takes such a pool and shuts it down, also when there is nothing to
-    compile. (Real compiles need a GPU target; CPU runs only spawn and reach the workers.)"""
-    import os
-
-    from tilepick import runtime
-    from tilepick.bench import compile_pool
-
-    monkeypatch.setattr(runtime, "interpreting", lambda: False)
-    pool = compile_pool.start_pool(2)
-    pids = {pool.submit(compile_pool._ready).result(timeout=120) for _ in range(4)}
-    assert pids and os.getpid() not in pids and len(pids) <= 2
-    assert compile_pool.compile_all([], pool=pool) == {}
-    with pytest.raises(RuntimeError):   # shut down: takes no more work
-        pool.submit(compile_pool._ready)

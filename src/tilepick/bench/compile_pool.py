@@ -41,34 +41,8 @@ def _init_worker():
         import torch
 
         torch.set_num_threads(1)
-        # the imports every compile needs, done as the worker starts (see start_pool)
-        import triton  # noqa: F401
-
-        from tilepick import solvers  # noqa: F401
-        from tilepick.kernels import gemm_ptr, gemm_tma  # noqa: F401
     except Exception:
         pass
-
-
-def _ready() -> int:
-    return os.getpid()
-
-
-def start_pool(processes: int | None = None) -> ProcessPoolExecutor | None:
-    """The compile pool, its workers started now: spawning 16 processes that import torch,
-    Triton and tilepick takes seconds (~5 s before the first result on the GPU machines), which
-    the caller can spend planning what to compile (:func:`compile_all` takes the pool). None
-    under the interpreter (nothing is compiled ahead)."""
-    from tilepick.runtime import interpreting
-
-    if interpreting():
-        return None
-    processes = processes or max(1, (os.cpu_count() or 2) - 1)
-    pool = ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context("spawn"),
-                               initializer=_init_worker)
-    for _ in range(processes):   # a submit with no idle worker spawns one
-        pool.submit(_ready)
-    return pool
 
 
 def _warm(task: tuple[str, str]) -> tuple[str, str, bool, str, float]:
@@ -87,31 +61,34 @@ def _warm(task: tuple[str, str]) -> tuple[str, str, bool, str, float]:
         return pkey, cid, False, f"{type(exc).__name__}: {msg}"[:500], time.perf_counter() - t0
 
 
-def compile_all(pairs, processes: int | None = None, progress: bool = True,
-                pool: ProcessPoolExecutor | None = None) -> dict[tuple[str, str], CompileResult]:
+def compile_all(pairs, processes: int | None = None,
+                progress: bool = True) -> dict[tuple[str, str], CompileResult]:
     """Compile every (problem, config) pair's binaries; returns a result per (problem key, id).
 
     ``seconds`` is the compile time of the binary (shared by every pair that uses it).
-    ``pool``: workers already started (:func:`start_pool`); shut down here either way.
     """
     from tqdm import tqdm
 
     from tilepick.runtime import interpreting
 
+    if interpreting():
+        return {}  # the interpreter compiles nothing ahead; kernels run as Python
     groups: dict[tuple, list[tuple[str, str]]] = {}
-    if not interpreting():   # the interpreter compiles nothing ahead; kernels run as Python
-        for problem, config in pairs:
-            if not config.is_vendor:
-                groups.setdefault(specialisation_key(problem, config), []).append(
-                    (problem.key(), config.id))
+    for problem, config in pairs:
+        if config.is_vendor:
+            continue
+        groups.setdefault(specialisation_key(problem, config), []).append(
+            (problem.key(), config.id))
+    tasks = [members[0] for members in groups.values()]
     results: dict[tuple[str, str], CompileResult] = {}
-    if not groups:
-        if pool is not None:
-            pool.shutdown()
+    if not tasks:
         return results
     by_first = {members[0]: members for members in groups.values()}
-    with pool or start_pool(processes) as workers:
-        futures = [workers.submit(_warm, members[0]) for members in groups.values()]
+    processes = processes or max(1, (os.cpu_count() or 2) - 1)
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=processes, mp_context=ctx,
+                             initializer=_init_worker) as pool:
+        futures = [pool.submit(_warm, t) for t in tasks]
         bar = tqdm(total=len(futures), desc="compile", unit="kernel", disable=not progress,
                    mininterval=2.0)
         for fut in as_completed(futures):

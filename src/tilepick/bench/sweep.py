@@ -80,8 +80,6 @@ class SweepSummary:
     rows: int = 0
     timed: int = 0
     invalid_by_reason: Counter = field(default_factory=Counter)
-    # planning the configs (the compile workers start meanwhile), then compiling
-    plan_s: float = 0.0
     compile_s: float = 0.0
     binaries: int = 0
     measure_s: float = 0.0
@@ -103,7 +101,7 @@ class SweepSummary:
         return {"sweep_id": self.sweep_id, "problems": self.problems,
                 "skipped_done": self.skipped_done, "rows": self.rows, "timed": self.timed,
                 "invalid_by_reason": dict(self.invalid_by_reason.most_common()),
-                "plan_s": self.plan_s, "compile_s": self.compile_s, "binaries": self.binaries,
+                "compile_s": self.compile_s, "binaries": self.binaries,
                 "binaries_per_s": self.binaries / self.compile_s if self.compile_s else None,
                 "measure_s": self.measure_s, "timed_configs_per_s": self.configs_per_s,
                 "host_s": {k: round(v, 3) for k, v in self.host_s.items()},
@@ -357,7 +355,7 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
               opts: SweepOptions | None = None) -> SweepSummary:
     from tqdm import tqdm
 
-    from tilepick.bench.compile_pool import compile_all, start_pool
+    from tilepick.bench.compile_pool import compile_all
 
     opts = opts or SweepOptions()
     out_dir = Path(out_dir)
@@ -371,14 +369,10 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
         elif p.key() not in seen:
             seen.add(p.key())
             todo.append(p)
-    # the compile workers start (spawn, imports: seconds) while the configs are planned
-    pool = start_pool(opts.processes) if todo else None
-    t0 = time.time()
     plan = plan_configs(todo, opts)
-    summary.plan_s = time.time() - t0
     t0 = time.time()
     compiled = compile_all([(p, c) for p, cfgs in plan for c in cfgs],
-                           processes=opts.processes, progress=opts.progress, pool=pool)
+                           processes=opts.processes, progress=opts.progress)
     summary.compile_s = time.time() - t0
     summary.binaries = len({(cid, r.seconds) for (_, cid), r in compiled.items()})
 
