@@ -1,0 +1,81 @@
+"""Out of fold by exact shape, or by weight shape? (CPU, ~4 min a model)
+
+The folds of ``tilepick train`` (GroupKFold) group problems by their shape (M, N, K): a shape
+is never trained on and tested on. But an LLM weight (N, K) comes with many token counts M,
+so the other Ms of a tested problem's weight are in training, while the validation sets hold
+whole weight shapes out. This re-trains the shipped recipe of a model on its manifest's data
+under both groupings, same fold count and seed, and scores the ranker and the vendor gate
+(gated where the recipe ships one) out of fold: how optimistic the by-shape figures are for
+shapes of an unseen weight, and whether a change that wins by shape also wins by weight.
+
+    python benchmarks/grouping_oof.py [--model models/gemm_bf16_h200] [--out FILE.json]
+"""
+
+import argparse
+import json
+
+import numpy as np
+from sklearn.model_selection import GroupKFold
+
+from tilepick.model import cv, gate, metrics
+from tilepick.model.dataset import load
+from tilepick.model.evaluate import recipe_options
+from tilepick.model.objectives import OBJECTIVES
+from tilepick.model.train import evaluate_objective, scale_out_of_fold
+
+
+def weight_folds(ds, n_folds: int, seed: int) -> list[cv.Fold]:
+    starts = ds.starts
+    n = ds.frame["n"].to_numpy()[starts]
+    k = ds.frame["k"].to_numpy()[starts]
+    groups = n.astype(np.int64) * 10**7 + k.astype(np.int64)
+    folds = []
+    for tr, te in GroupKFold(n_splits=n_folds, shuffle=True, random_state=seed).split(
+            np.zeros(len(groups)), groups=groups):
+        train, test = np.zeros(len(groups), bool), np.zeros(len(groups), bool)
+        train[tr], test[te] = True, True
+        folds.append(cv.Fold(train, test))
+    return folds
+
+
+def scores(ds, folds, opts, with_gate: bool) -> dict:
+    res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
+                             scale_out_of_fold(ds, folds), keep_models=False)
+    sc = res.scored
+
+    def score(keys):
+        t = metrics.per_problem(sc.problem_index, sc.tflops, keys)["efficiency"].to_numpy()
+        return {"problems": int(len(t)), "mean": float(t.mean()),
+                "p10": float(np.percentile(t, 10)), "min": float(t.min())}
+    out = {"ranker": score(res.keys)}
+    if with_gate:
+        masks = [(f.train[ds.served], f.test[ds.served]) for f in folds]
+        x = gate.problem_matrix(sc.x[sc.starts])
+        raw, _, _ = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys, x,
+                                     masks, 0)
+        out["gated"] = score(gate.apply(sc.problem_index, sc.config_ids, res.keys, raw))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="models/gemm_bf16_h200")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    man = json.load(open(f"{args.model}/manifest.json"))
+    opts = recipe_options(args.model)
+    ds = load([d["path"] for d in man["data"]], man["dtype"], man["arch"], opts.pool)
+    with_gate = bool(json.load(open(f"{args.model}/cv_metrics.json")).get("vendor_gate", {})
+                     .get("shipped"))
+    out = {"model": args.model, "folds": opts.folds, "seed": opts.seed}
+    for name, folds in (("by shape (M, N, K)", cv.make_folds(ds, opts.folds, opts.seed)),
+                        ("by weight (N, K)", weight_folds(ds, opts.folds, opts.seed))):
+        out[name] = scores(ds, folds, opts, with_gate)
+        print(name, json.dumps(out[name]), flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
