@@ -15,27 +15,11 @@ import argparse
 import json
 
 import numpy as np
-from sklearn.model_selection import GroupKFold
-
 from tilepick.model import cv, gate, metrics
 from tilepick.model.dataset import load
 from tilepick.model.evaluate import recipe_options
 from tilepick.model.objectives import OBJECTIVES
 from tilepick.model.train import evaluate_objective, scale_out_of_fold
-
-
-def weight_folds(ds, n_folds: int, seed: int) -> list[cv.Fold]:
-    starts = ds.starts
-    n = ds.frame["n"].to_numpy()[starts]
-    k = ds.frame["k"].to_numpy()[starts]
-    groups = n.astype(np.int64) * 10**7 + k.astype(np.int64)
-    folds = []
-    for tr, te in GroupKFold(n_splits=n_folds, shuffle=True, random_state=seed).split(
-            np.zeros(len(groups)), groups=groups):
-        train, test = np.zeros(len(groups), bool), np.zeros(len(groups), bool)
-        train[tr], test[te] = True, True
-        folds.append(cv.Fold(train, test))
-    return folds
 
 
 def scores(ds, folds, opts, with_gate: bool) -> dict:
@@ -69,7 +53,7 @@ def main():
                      .get("shipped"))
     out = {"model": args.model, "folds": opts.folds, "seed": opts.seed}
     for name, folds in (("by shape (M, N, K)", cv.make_folds(ds, opts.folds, opts.seed)),
-                        ("by weight (N, K)", weight_folds(ds, opts.folds, opts.seed))):
+                        ("by weight (N, K)", cv.make_folds(ds, opts.folds, opts.seed, "weight"))):
         out[name] = scores(ds, folds, opts, with_gate)
         print(name, json.dumps(out[name]), flush=True)
     if args.out:

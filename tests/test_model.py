@@ -343,6 +343,25 @@ def test_group_kfold_never_splits_a_shape(tmp_path):
     assert (tested == 1).all()
 
 
+def test_folds_by_weight_keep_every_token_count_of_a_weight_together():
+    """Grouped by weight (N, K), all the Ms of a weight land on one side of every fold."""
+    shapes = [(m, n, k) for n, k in ((256, 512), (512, 256), (384, 384), (640, 128),
+                                     (128, 640), (768, 256)) for m in (1, 17, 128)]
+    ds = dataset.build(dataset.clean(pd.DataFrame(synthetic_rows(shapes, per_problem=4)),
+                                     "bf16", "h200"), HW)
+    assert ds.n_problems == 18
+    n = ds.frame["n"].to_numpy()[ds.starts]
+    k = ds.frame["k"].to_numpy()[ds.starts]
+    weights = np.array([f"{a}x{b}" for a, b in zip(n, k)])
+    tested = np.zeros(ds.n_problems, int)
+    for fold in cv.make_folds(ds, 3, seed=0, by="weight"):
+        assert not set(weights[fold.train]) & set(weights[fold.test])
+        tested += fold.test
+    assert (tested == 1).all()
+    with pytest.raises(ValueError, match="grouping"):
+        cv.make_folds(ds, 3, by="token")
+
+
 def test_trained_catalog_keeps_configs_that_competed(data_dir):
     from tilepick.model.train import catalog_configs
 

@@ -24,20 +24,34 @@ class Fold:
     test: np.ndarray    # bool per problem
 
 
-def problem_groups(ds: Dataset) -> np.ndarray:
-    return ds.groups[ds.starts]
+GROUPINGS = ("shape", "weight")
 
 
-def make_folds(ds: Dataset, n_folds: int = 5, seed: int = 0) -> list[Fold]:
-    """GroupKFold over problems, grouped by shape; deterministic for a seed."""
+def problem_groups(ds: Dataset, by: str = "shape") -> np.ndarray:
+    """Per problem, its fold group: the shape (M, N, K), or the weight (N, K), which keeps
+    every token count M of an LLM weight on one side, as the validation sets do (a gain that
+    needs the other Ms of a weight in training shows out of fold by shape only: BENCHMARKS,
+    "Session 12: what else the vendor gate could learn from")."""
+    if by == "shape":
+        return ds.groups[ds.starts]
+    if by == "weight":
+        n = ds.frame["n"].to_numpy()[ds.starts].astype(np.int64)
+        k = ds.frame["k"].to_numpy()[ds.starts].astype(np.int64)
+        return n * (1 << 32) + k
+    raise ValueError(f"fold grouping {by!r}: one of {GROUPINGS}")
+
+
+def make_folds(ds: Dataset, n_folds: int = 5, seed: int = 0, by: str = "shape") -> list[Fold]:
+    """GroupKFold over problems, grouped by shape (or weight: :func:`problem_groups`);
+    deterministic for a seed."""
     from sklearn.model_selection import GroupKFold
 
-    groups = problem_groups(ds)
+    groups = problem_groups(ds, by)
     n_groups = len(np.unique(groups))
     if n_folds < 2:
         raise DataError(f"cross-validation needs at least 2 folds, got {n_folds}")
     if n_groups < n_folds:
-        raise DataError(f"{n_groups} distinct shapes cannot fill {n_folds} folds")
+        raise DataError(f"{n_groups} distinct {by}s cannot fill {n_folds} folds")
     splitter = GroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
     folds = []
     for tr, te in splitter.split(np.zeros(len(groups)), groups=groups):
