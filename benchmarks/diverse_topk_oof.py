@@ -78,7 +78,7 @@ def main():
             masks = [(f.train[ds.served], f.test[ds.served]) for f in folds]
             raw, _, _ = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, keys,
                                          gate.problem_matrix(sc.x[sc.starts]), masks, 0)
-            keys = gate.apply(sc.problem_index, sc.config_ids, keys, raw, opts.gate_bias)
+            keys = gate.apply(sc.problem_index, sc.config_ids, keys, raw)
         variants = {"model order": keys,
                     "diverse tiles": diversified(sc.problem_index, sc.starts, sc.sizes,
                                                  sc.config_ids, keys, warps=False),

@@ -37,7 +37,7 @@ def same_folds(base, base_folds, aug) -> list:
 def scores(ds, folds, opts) -> dict:
     res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
                              scale_out_of_fold(ds, folds), keep_models=False)
-    g = gate_out_of_fold(res, folds, ds.served, opts.seed, opts.gate_bias)
+    g = gate_out_of_fold(res, folds, ds.served, opts.seed)
     sc = res.scored
     groups = sc.problem_groups["winner_family"]
     out = {}

@@ -37,8 +37,7 @@ def scores(ds, folds, opts, with_gate: bool) -> dict:
         x = gate.problem_matrix(sc.x[sc.starts])
         raw, _, _ = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys, x,
                                      masks, 0)
-        out["gated"] = score(gate.apply(sc.problem_index, sc.config_ids, res.keys, raw,
-                                        opts.gate_bias))
+        out["gated"] = score(gate.apply(sc.problem_index, sc.config_ids, res.keys, raw))
     return out
 
 

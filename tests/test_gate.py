@@ -60,28 +60,6 @@ def test_the_call_moves_cublas_first_or_below_the_first_triton_candidate():
         assert np.array_equal(k[ids != V], keys[ids != V])
 
 
-def test_the_bias_leans_the_call_towards_cublas():
-    pi, ids, tf, keys = _problems()
-    raw = np.array([-0.3, -0.3, np.nan])
-    assert _first(pi, ids, gate.apply(pi, ids, keys, raw), 1) == "c"
-    leaned = gate.apply(pi, ids, keys, raw, bias=0.5)
-    assert _first(pi, ids, leaned, 0) == V and _first(pi, ids, leaned, 1) == V
-    assert gate.apply(pi, ids, keys, raw, bias=0.3).tolist() == \
-        gate.apply(pi, ids, keys, raw).tolist()   # raw + bias must be > 0, not >= 0
-
-
-def test_a_model_from_before_the_bias_calls_at_zero(gated_model, tmp_path):
-    import shutil
-
-    _, out = gated_model
-    old = tmp_path / out.name
-    shutil.copytree(out, old)
-    meta = json.loads((old / "predictor.json").read_text())
-    del meta["ensemble"]["gate_bias"]
-    (old / "predictor.json").write_text(json.dumps(meta))
-    assert Predictor(old).gate_bias == 0.0
-
-
 def test_the_gate_learns_a_rule_of_the_problem():
     rng = np.random.default_rng(0)
     n = 400
@@ -119,9 +97,6 @@ def test_a_gated_model_ranks_as_its_gate_says(gated_model):
     assert cvm["vendor_gate"]["perfect_call"]["mean"] >= cvm["vendor_gate"]["ranker"]["mean"]
     pred = Predictor(out)
     assert pred.gate_column == meta["ensemble"]["gate_column"]
-    # the recipe's lean towards cuBLAS travels with the model
-    assert meta["ensemble"]["gate_bias"] == pred.gate_bias == gate.BIAS
-    assert cvm["vendor_gate"]["bias"] == gate.BIAS
     calls = set()
     for m, n, k in ((3, 4096, 4096), (700, 2000, 2000), (5000, 600, 9000), (64, 28672, 512),
                     (1, 8192, 8192), (9000, 9000, 900)):
@@ -135,7 +110,7 @@ def test_a_gated_model_ranks_as_its_gate_says(gated_model):
         x = table.features(p, index)
         v = ids.index(V)
         raw = pred.ensemble.predict(x[[int(np.flatnonzero(table.id_array[index] == V)[0])]])
-        says_cublas = raw[0, pred.gate_column] + pred.gate_bias > 0
+        says_cublas = raw[0, pred.gate_column] > 0
         calls.add(bool(says_cublas))
         if says_cublas:
             assert v == 0, (p.key(), ids[:3])

@@ -149,8 +149,7 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
                      "fold_trees": opts.cascade.uncertainty_trees,
                      "scale_target": "log of the best measured TFLOP/s of the problem",
                      "gate_column": len(fold_models) + 1 if gate is not None else None,
-                     "gate_target": "raw score > 0: cuBLAS beats the first Triton candidate",
-                     "gate_bias": opts.gate_bias},
+                     "gate_target": "raw score > 0: cuBLAS beats the first Triton candidate"},
         "catalog": opts.catalog, "trained_configs": list(trained_configs)})
     _write_json(out / "feature_spec.json", current_spec().to_dict())
     prov = collect()
@@ -173,8 +172,7 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
                        "retimed_weight": opts.retimed_weight,
                        "minority_layout_weight": opts.minority_layout_weight,
                        "stratum_balance": opts.stratum_balance,
-                       "vendor_gate": opts.vendor_gate, "gate_bias": opts.gate_bias,
-                       "folds": opts.folds,
+                       "vendor_gate": opts.vendor_gate, "folds": opts.folds,
                        "seed": opts.seed, "cascade": opts.cascade.to_dict()},
         "trees": final.num_trees(),
         "warm_start": None, "train_seconds": round(train_s, 1),

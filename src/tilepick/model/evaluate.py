@@ -87,8 +87,6 @@ def recipe_options(model_dir) -> TrainOptions:
                         minority_layout_weight=float(params.get("minority_layout_weight", 1.0)),
                         stratum_balance=float(params.get("stratum_balance", 0.0)),
                         cascade=CascadeSettings(**meta["cascade"]),
-                        # models from before the bias called cuBLAS at raw score > 0
-                        gate_bias=float(meta.get("ensemble", {}).get("gate_bias", 0.0)),
                         pool=tuple(manifest.get("pooled_dtypes", ())))
 
 
@@ -115,7 +113,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     keys, model_table = res.keys, res.table
     gated = meta.get("ensemble", {}).get("gate_column") is not None
     if gated:   # the recipe's vendor gate, fitted out of fold on the ranker's picks
-        g = gate_out_of_fold(res, folds, pooled.served, opts.seed, opts.gate_bias)
+        g = gate_out_of_fold(res, folds, pooled.served, opts.seed)
         keys, model_table = g.keys, g.table
         log(f"vendor gate: mean {res.summary['mean']:.4f} -> {g.summary['mean']:.4f}")
     # Everything below scores the served dtype's problems on the same folds.

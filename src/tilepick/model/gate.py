@@ -37,12 +37,6 @@ GATE_PARAMS = {"objective": "binary", "learning_rate": 0.2, "num_leaves": 31,
 # the prediction path
 GATE_ROUNDS = 60
 WEIGHT_FLOOR = 1e-3   # a tie still counts a little
-# cuBLAS is called when raw score + BIAS > 0: a lean towards cuBLAS, the yardstick the
-# dispatcher's users measure it against. Out of fold with the weights unseen (folds by (N, K),
-# `benchmarks/gate_bias_oof.py`, the session-11 bf16 recipe) 0.5 kept the mean (98.46 ->
-# 98.49%) and cut the problems picked below 0.97x cuBLAS from 2.5% to 1.5% (worst 0.38x ->
-# 0.62x), for -0.08 of P10; by shape -0.03 of mean, 2.2% -> 1.4%.
-BIAS = 0.5
 
 
 def problem_outcomes(problem_index: np.ndarray, config_ids: np.ndarray, tflops: np.ndarray,
@@ -87,10 +81,9 @@ def fit(x: np.ndarray, log_ratio: np.ndarray, seed: int = 0, params: dict | None
 
 
 def apply(problem_index: np.ndarray, config_ids: np.ndarray, keys: np.ndarray,
-          gate_raw: np.ndarray, bias: float = 0.0) -> np.ndarray:
-    """Keys with cuBLAS moved by the gate (``gate_raw + bias`` per problem: > 0 cuBLAS, <= 0
-    the first Triton candidate, NaN no call: the ranker's order stays)."""
-    gate_raw = np.asarray(gate_raw, dtype=np.float64) + bias
+          gate_raw: np.ndarray) -> np.ndarray:
+    """Keys with cuBLAS moved by the gate (``gate_raw`` per problem: > 0 cuBLAS, <= 0 the
+    first Triton candidate, NaN no call: the ranker's order stays)."""
     keys = np.asarray(keys, dtype=np.float64).copy()
     vendor = np.flatnonzero(config_ids == VENDOR)
     if not len(vendor):

@@ -100,8 +100,6 @@ class Predictor:
         self.scale_column = int(meta["ensemble"]["scale_column"])
         gate = meta["ensemble"].get("gate_column")   # None: a model without a vendor gate
         self.gate_column = None if gate is None else int(gate)
-        # models from before the bias called cuBLAS at raw score > 0
-        self.gate_bias = float(meta["ensemble"].get("gate_bias", 0.0))
         # the candidate pool: None = the whole space (one table shared by every user)
         if self.catalog == "space":
             self._pool_ids, self._pool_key = None, None
@@ -212,12 +210,11 @@ class Predictor:
             rel = np.concatenate((rel, np.minimum(rel_rest, rel[-1])))
         if vendor >= 0 and n > 1:
             at = int(np.flatnonzero(order == vendor)[0])
-            cublas = ens[0, self.gate_column] + self.gate_bias > 0
-            if cublas and at > 0:   # cuBLAS first: at least as fast
+            if ens[0, self.gate_column] > 0 and at > 0:   # cuBLAS first: at least as fast
                 new = np.r_[at, np.arange(at), np.arange(at + 1, n)]
                 order, rel = order[new], rel[new]
                 rel[0] = max(rel[0], rel[1])
-            elif not cublas and at == 0:   # second: at most as fast
+            elif ens[0, self.gate_column] <= 0 and at == 0:   # second: at most as fast
                 new = np.r_[1, 0, np.arange(2, n)]
                 order, rel = order[new], rel[new]
                 rel[1] = min(rel[0], rel[1])

@@ -59,8 +59,6 @@ class TrainOptions:
     # the cuBLAS-or-Triton call of :mod:`.gate`: "auto" ships it when it raises the
     # out-of-fold mean efficiency, "on" always, "off" never
     vendor_gate: str = "auto"
-    # the gate calls cuBLAS when its raw score + this is > 0 (gate.BIAS: why)
-    gate_bias: float = gate.BIAS
     pool: tuple = ()            # further dtypes learned from (see dataset.load); scored: none
 
     def __post_init__(self):
@@ -177,15 +175,14 @@ class GateResult:
 
 
 def gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], served: np.ndarray,
-                     seed: int, bias: float = 0.0) -> GateResult:
-    """Gates fitted on the other folds' problems, called on each fold's problems (cuBLAS
-    where raw score + ``bias`` > 0)."""
+                     seed: int) -> GateResult:
+    """Gates fitted on the other folds' problems, called on each fold's problems."""
     sc = res.scored
     masks = [(f.train[served], f.test[served]) for f in folds]
     x = gate.problem_matrix(sc.x[sc.starts])
     raw, y, has = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys, x,
                                    masks, seed)
-    keys = gate.apply(sc.problem_index, sc.config_ids, res.keys, raw, bias)
+    keys = gate.apply(sc.problem_index, sc.config_ids, res.keys, raw)
     table = metrics.per_problem(sc.problem_index, sc.tflops, keys)
     summary = metrics.method_summary(table, sc.frame["m"].to_numpy()[sc.starts])
     return GateResult(keys, table, summary, raw, y, has, _ceiling(res, y, has))
@@ -197,16 +194,15 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
     report = {"choice": opts.vendor_gate, "shipped": False,
               "rule": ("auto: shipped when the gated out-of-fold mean efficiency is above the "
                        "ranker's alone"),
-              "params": dict(gate.GATE_PARAMS, seed=opts.seed), "rounds": gate.GATE_ROUNDS,
-              "bias": opts.gate_bias}
+              "params": dict(gate.GATE_PARAMS, seed=opts.seed), "rounds": gate.GATE_ROUNDS}
     if opts.vendor_gate == "off":
         return None, report
-    g = gate_out_of_fold(chosen, folds, ds.served, opts.seed, opts.gate_bias)
+    g = gate_out_of_fold(chosen, folds, ds.served, opts.seed)
     ranker = chosen.summary
     report.update(ranker={k: ranker[k] for k in ("mean", "median", "p10", "min")},
                   gated=g.summary, perfect_call=g.perfect,
                   problems_with_both=int(g.has_outcome.sum()),
-                  calls_for_cublas=int((g.raw + opts.gate_bias > 0).sum()))
+                  calls_for_cublas=int((g.raw > 0).sum()))
     log(f"vendor gate out of fold: mean {ranker['mean']:.4f} -> {g.summary['mean']:.4f}, "
         f"p10 {ranker['p10']:.4f} -> {g.summary['p10']:.4f} (every call right: "
         f"{g.perfect['mean']:.4f} / {g.perfect['p10']:.4f})")
