@@ -21,8 +21,7 @@ import re
 import numpy as np
 
 from tilepick.model import cv, gate, metrics
-from tilepick.model.dataset import load
-from tilepick.model.evaluate import recipe_options
+from tilepick.model.evaluate import recipe_data
 from tilepick.model.objectives import OBJECTIVES
 from tilepick.model.train import evaluate_objective, scale_out_of_fold
 
@@ -62,11 +61,7 @@ def main():
     ap.add_argument("--model", default="models/gemm_bf16_h200")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    man = json.load(open(f"{args.model}/manifest.json"))
-    opts = recipe_options(args.model)
-    ds = load([d["path"] for d in man["data"]], man["dtype"], man["arch"], opts.pool)
-    with_gate = bool(json.load(open(f"{args.model}/cv_metrics.json")).get("vendor_gate", {})
-                     .get("shipped"))
+    opts, ds, with_gate = recipe_data(args.model)
     out = {"model": args.model, "window": WINDOW}
     for name, folds in (("by shape", cv.make_folds(ds, opts.folds, opts.seed)),
                         ("by weight", cv.make_folds(ds, opts.folds, opts.seed, "weight"))):

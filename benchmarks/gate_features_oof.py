@@ -16,8 +16,7 @@ import numpy as np
 import lightgbm as lgb
 from tilepick.features import FEATURES
 from tilepick.model import cv, gate, metrics
-from tilepick.model.dataset import load
-from tilepick.model.evaluate import recipe_options
+from tilepick.model.evaluate import recipe_data
 from tilepick.model.objectives import OBJECTIVES
 from tilepick.model.ranking import within_problem_rank
 from tilepick.model.train import evaluate_objective, scale_out_of_fold
@@ -28,9 +27,7 @@ ap.add_argument("--model", default="models/gemm_bf16_h200")
 ap.add_argument("--out", default="benchmarks/results/gate_features_oof.json")
 args = ap.parse_args()
 model = args.model
-man = json.load(open(f"{model}/manifest.json"))
-opts = recipe_options(model)
-ds = load([d["path"] for d in man["data"]], man["dtype"], man["arch"], opts.pool)
+opts, ds, _ = recipe_data(model)
 folds = cv.make_folds(ds, opts.folds, opts.seed)
 res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts, scale_out_of_fold(ds, folds),
                          keep_models=False)

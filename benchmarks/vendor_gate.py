@@ -16,8 +16,7 @@ import json
 import numpy as np
 
 from tilepick.model import cv, gate, metrics
-from tilepick.model.dataset import load
-from tilepick.model.evaluate import recipe_options
+from tilepick.model.evaluate import recipe_data
 from tilepick.model.objectives import OBJECTIVES
 from tilepick.model.train import evaluate_objective, scale_out_of_fold
 
@@ -35,9 +34,7 @@ def main():
     ap.add_argument("--out", default="benchmarks/results/vendor_gate_oof.json")
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
-    man = json.load(open(f"{args.model}/manifest.json"))
-    opts = recipe_options(args.model)
-    ds = load([d["path"] for d in man["data"]], man["dtype"], man["arch"], opts.pool)
+    opts, ds, _ = recipe_data(args.model)
     folds = cv.make_folds(ds, opts.folds, opts.seed)
     res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
                              scale_out_of_fold(ds, folds), keep_models=False)

@@ -140,3 +140,13 @@ def test_no_gate_when_off_and_bad_choice_refused(tmp_path):
     assert Predictor(out).rank(GemmProblem(100, 100, 100))
     with pytest.raises(ValueError, match="vendor_gate"):
         TrainOptions(vendor_gate="maybe")
+
+
+def test_recipe_data_is_the_models_own_training_data_and_gate(gated_model):
+    from tilepick.model.evaluate import recipe_data
+
+    d, out = gated_model
+    opts, ds, gated = recipe_data(out)
+    assert gated is True and opts.folds == 3 and opts.objective == "lambdarank"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert ds.n_problems == manifest["problems"] and len(ds) == manifest["rows"]

@@ -90,6 +90,19 @@ def recipe_options(model_dir) -> TrainOptions:
                         pool=tuple(manifest.get("pooled_dtypes", ())))
 
 
+def recipe_data(model_dir) -> tuple[TrainOptions, Dataset, bool]:
+    """A model's training options (:func:`recipe_options`), the data its manifest lists loaded
+    as it was trained (pooled dtypes too), and whether it ships a vendor gate: where every
+    out-of-fold experiment on a shipped recipe starts (``benchmarks/*_oof.py``)."""
+    model_dir = Path(model_dir)
+    manifest = read_json(model_dir / "manifest.json")
+    gated = read_json(model_dir / "predictor.json").get("ensemble", {}).get("gate_column")
+    opts = recipe_options(model_dir)
+    ds = load([d["path"] for d in manifest["data"]], manifest["dtype"], manifest["arch"],
+              opts.pool)
+    return opts, ds, gated is not None
+
+
 def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     """Evaluate; write evaluation.json and the report under ``out_dir``; return the dict."""
     model_dir = Path(model_dir)
