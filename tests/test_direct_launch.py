@@ -55,10 +55,14 @@ class Knobs:
     launch_exit_hook = Chain()
 
 
+CURRENT = {"device": 0}
+
+
 @pytest.fixture
 def fake_triton(monkeypatch):
+    CURRENT["device"] = 0
     monkeypatch.setattr(direct_launch, "_device_and_stream",
-                        lambda: ((lambda: 0), (lambda device: f"stream{device}")))
+                        lambda: ((lambda: CURRENT["device"]), (lambda device: f"stream{device}")))
     knobs = Knobs()
     import triton
     monkeypatch.setattr(triton.knobs, "runtime", knobs, raising=False)
@@ -135,3 +139,15 @@ def test_a_launcher_that_refuses_the_arguments_turns_the_direct_path_off(fake_tr
     for _ in range(3):
         launch(Ptr(4096), Ptr(8192), None, 100)
     assert len(jit.calls) == 3 and launch.direct_calls == 0
+
+
+def test_another_current_device_goes_to_triton(fake_triton):
+    compiled = Compiled()
+    jit, launch = make(compiled)
+    launch(Ptr(4096), Ptr(8192), None, 100)
+    CURRENT["device"] = 1    # the binary was loaded on device 0
+    launch(Ptr(4096), Ptr(8192), None, 100)
+    assert len(jit.calls) == 2 and not compiled.launches
+    CURRENT["device"] = 0
+    launch(Ptr(4096), Ptr(8192), None, 100)
+    assert len(compiled.launches) == 1

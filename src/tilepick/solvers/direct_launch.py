@@ -11,9 +11,9 @@ or loading the binary and returning it), the compiled kernel's own launcher is c
 directly with the same arguments in the same order, as ``JITFunction.run`` itself does.
 
 What the contract cannot promise is checked on every call: the facts Triton specialises a
-pointer on, its 16-byte alignment and whether it is None; a call that differs (a sliced
-view, a missing scale) goes through ``JITFunction.run``, which picks or compiles the right
-binary. So does every call while a launch hook is set (profilers such as proton), every call
+pointer on, its 16-byte alignment and whether it is None, and the current device (the binary
+is loaded on the first call's); a call that differs (a sliced view, a missing scale, another
+current GPU) goes through ``JITFunction.run``, which picks or compiles the right binary. So does every call while a launch hook is set (profilers such as proton), every call
 under the interpreter (it has no compiled kernels) and every call when Triton's compiled
 kernel does not expose what this needs (another Triton release): the direct path is an
 optimisation that can only be absent, never a different kernel. ``TILEPICK_DIRECT_LAUNCH=0``
@@ -70,7 +70,7 @@ class DirectLaunch:
 
     __slots__ = ("_jit", "_kwargs", "_names", "_guarded", "_direct", "_grid", "_function",
                  "_meta", "_run", "_tail", "_nones", "_device", "_stream", "_knobs", "_desc",
-                 "direct_calls")
+                 "_home", "direct_calls")
 
     def __init__(self, fn, grid: tuple, kwargs: dict, guarded: int):
         self._jit = fn[grid]
@@ -97,10 +97,12 @@ class DirectLaunch:
     def __call__(self, *args):
         if self._direct:
             nones, ptrs = self._facts(args)
-            if nones == self._nones and not ptrs & 15 and not _hooked(self._knobs):
+            device = self._device()
+            if nones == self._nones and not ptrs & 15 and device == self._home \
+                    and not _hooked(self._knobs):
                 g = self._grid
                 try:
-                    self._run(g[0], g[1], g[2], self._stream(self._device()), self._function,
+                    self._run(g[0], g[1], g[2], self._stream(device), self._function,
                               self._meta, None, None, None, *args, *self._tail)
                 except (TypeError, SystemError):
                     # the launcher refused the arguments before launching (a Triton whose
@@ -138,6 +140,7 @@ class DirectLaunch:
             self._run, self._function, self._meta = (kernel.run, kernel.function,
                                                      kernel.packed_metadata)
             self._device, self._stream = _device_and_stream()
+            self._home = self._device()   # the binary is loaded on this device only
             self._knobs = knobs.runtime
             _hooked(self._knobs)   # the hooks exist under these names
         except (AttributeError, ImportError, TypeError, RuntimeError):
