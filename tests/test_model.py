@@ -177,6 +177,21 @@ def test_pooled_dtypes_are_trained_on_and_only_the_served_one_is_scored(data_dir
     assert rep["methods"]["cuBLAS alone"]["problems"] == 18
 
 
+def test_training_by_weight_folds_is_recorded_and_followed_by_evaluate(data_dir, tmp_path):
+    from tilepick.model.evaluate import evaluate, recipe_options
+
+    out = tmp_path / "gemm_bf16_h200"
+    cvm = train([data_dir], "bf16", "h200", out,
+                TrainOptions(folds=3, objective="lambdarank", fold_grouping="weight"))
+    assert cvm["evaluation"]["grouping"].endswith("weight (N, K)")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["parameters"]["fold_grouping"] == "weight"
+    assert recipe_options(out).fold_grouping == "weight"
+    assert evaluate([data_dir], out)["fold_grouping"] == "weight"
+    with pytest.raises(ValueError, match="fold_grouping"):
+        TrainOptions(fold_grouping="token")
+
+
 def test_warm_start_adds_trees(model_dir, data_dir, tmp_path):
     out = tmp_path / "gemm_bf16_h200"
     shutil.copytree(model_dir, out)

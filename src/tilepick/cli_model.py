@@ -131,8 +131,11 @@ def register(app: typer.Typer) -> None:
                   "this fraction of some training problem's best (default 0.8; 0: all)"),
               vendor_gate: str = typer.Option(
                   "auto", "--vendor-gate", help="the cuBLAS-or-Triton classifier: auto (ship "
-                  "it where it raises the out-of-fold mean) | on | off")):
-        """Train and compare objectives on shape-grouped folds; write the best model."""
+                  "it where it raises the out-of-fold mean) | on | off"),
+              fold_grouping: str = typer.Option(
+                  "shape", "--fold-grouping", help="what a cross-validation fold holds out: "
+                  "shape (M, N, K) | weight (N, K, every M of it, as the validation sets do)")):
+        """Train and compare objectives on grouped folds; write the best model."""
         from tilepick.model.artifacts import ModelError
         from tilepick.model.dataset import DataError
         from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES
@@ -144,6 +147,7 @@ def register(app: typer.Typer) -> None:
             opts = TrainOptions(objective=objective, folds=folds, seed=seed,
                                 rounds=rounds or NUM_ROUNDS, warm_start=warm_start,
                                 pool=tuple(pool), vendor_gate=vendor_gate,
+                                fold_grouping=fold_grouping,
                                 **({"catalog": catalog} if catalog else {}),
                                 **({"minority_layout_weight": minority_layout_weight}
                                    if minority_layout_weight is not None else {}),

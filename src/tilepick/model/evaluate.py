@@ -87,6 +87,7 @@ def recipe_options(model_dir) -> TrainOptions:
                         minority_layout_weight=float(params.get("minority_layout_weight", 1.0)),
                         stratum_balance=float(params.get("stratum_balance", 0.0)),
                         cascade=CascadeSettings(**meta["cascade"]),
+                        fold_grouping=params.get("fold_grouping", "shape"),
                         pool=tuple(manifest.get("pooled_dtypes", ())))
 
 
@@ -120,7 +121,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     log(f"data: {len(pooled)} rows, {pooled.n_problems} problems "
         f"({int(pooled.served.sum())} {pooled.dtype}); re-training {opts.folds} fold models "
         f"({obj.name})")
-    folds = cv.make_folds(pooled, opts.folds, opts.seed)
+    folds = cv.make_folds(pooled, opts.folds, opts.seed, opts.fold_grouping)
     scale_oof = scale_out_of_fold(pooled, folds)
     res = evaluate_objective(pooled, obj, folds, opts, scale_oof, keep_models=False)
     keys, model_table = res.keys, res.table
@@ -154,7 +155,8 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
         "model": model_dir.name, "objective": obj.name,
         "data": [f["path"] for f in ds.files], "problems": ds.n_problems, "rows": len(ds),
         "pooled_dtypes": pooled.pooled_dtypes, "trained_on_problems": pooled.n_problems,
-        "folds": opts.folds, "cascade": opts.cascade.to_dict(), "vendor_gate": gated,
+        "folds": opts.folds, "fold_grouping": opts.fold_grouping,
+        "cascade": opts.cascade.to_dict(), "vendor_gate": gated,
         "rule": ("efficiency = measured TFLOP/s of the pick / best measured TFLOP/s of the "
                  "problem; only measured candidates are ranked (a pick the data did not "
                  "measure is replaced by the best-ranked measured candidate)"),

@@ -60,6 +60,10 @@ class TrainOptions:
     # out-of-fold mean efficiency, "on" always, "off" never
     vendor_gate: str = "auto"
     pool: tuple = ()            # further dtypes learned from (see dataset.load); scored: none
+    # what a fold holds out (cv.problem_groups): a shape (M, N, K), or a weight (N, K) with
+    # all its token counts, as the validation sets do (BENCHMARKS, session 12: two changes
+    # that won by shape lost on held-out weights)
+    fold_grouping: str = "shape"
 
     def __post_init__(self):
         if self.catalog not in artifacts.CATALOGS:
@@ -71,6 +75,9 @@ class TrainOptions:
             raise ValueError(f"stratum_balance must be >= 0, got {self.stratum_balance}")
         if not 0 <= self.catalog_min_rel <= 1:
             raise ValueError(f"catalog_min_rel must be within [0, 1], got {self.catalog_min_rel}")
+        if self.fold_grouping not in cv.GROUPINGS:
+            raise ValueError(f"fold_grouping must be one of {cv.GROUPINGS}, "
+                             f"got {self.fold_grouping!r}")
         if self.vendor_gate not in VENDOR_GATE_CHOICES:
             raise ValueError(f"vendor_gate must be one of {VENDOR_GATE_CHOICES}, "
                              f"got {self.vendor_gate!r}")
@@ -263,7 +270,7 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
     log(f"data: {len(ds)} rows, {ds.n_problems} problems ({int(ds.served.sum())} {dtype}"
         + "".join(f", {int(((ds.frame['dtype'] == d).to_numpy()[ds.starts]).sum())} {d}"
                   for d in ds.pooled_dtypes) + f") from {len(ds.files)} files")
-    folds = cv.make_folds(ds, opts.folds, opts.seed)
+    folds = cv.make_folds(ds, opts.folds, opts.seed, opts.fold_grouping)
     scale_oof = scale_out_of_fold(ds, folds)
     if previous is not None:
         names = [previous.objective]
@@ -294,7 +301,8 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
     cv_metrics = {
         "evaluation": {
             "folds": len(folds), "seed": opts.seed,
-            "grouping": "GroupKFold over problems; group = shape (M, N, K)",
+            "grouping": "GroupKFold over problems; group = " + (
+                "shape (M, N, K)" if opts.fold_grouping == "shape" else "weight (N, K)"),
             "efficiency": "measured TFLOP/s of the pick / best measured TFLOP/s of the problem",
             "winners_curse_rule": ("only the measured candidates of a problem are ranked: a "
                                    "pick the data did not measure is replaced by the "
