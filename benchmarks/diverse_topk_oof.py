@@ -20,10 +20,9 @@ import re
 
 import numpy as np
 
-from tilepick.model import cv, gate, metrics
-from tilepick.model.evaluate import recipe_data
-from tilepick.model.objectives import OBJECTIVES
-from tilepick.model.train import evaluate_objective, scale_out_of_fold
+from tilepick.model import cv, metrics
+from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
+from tilepick.model.train import gate_out_of_fold
 
 WINDOW = 8
 
@@ -65,15 +64,11 @@ def main():
     out = {"model": args.model, "window": WINDOW}
     for name, folds in (("by shape", cv.make_folds(ds, opts.folds, opts.seed)),
                         ("by weight", cv.make_folds(ds, opts.folds, opts.seed, "weight"))):
-        res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
-                                 scale_out_of_fold(ds, folds), keep_models=False)
+        res = recipe_out_of_fold(ds, opts, folds)
         sc = res.scored
         keys = res.keys
         if with_gate:
-            masks = [(f.train[ds.served], f.test[ds.served]) for f in folds]
-            raw, _, _ = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, keys,
-                                         gate.problem_matrix(sc.x[sc.starts]), masks, 0)
-            keys = gate.apply(sc.problem_index, sc.config_ids, keys, raw)
+            keys = gate_out_of_fold(res, folds, ds.served, opts.seed).keys
         variants = {"model order": keys,
                     "diverse tiles": diversified(sc.problem_index, sc.starts, sc.sizes,
                                                  sc.config_ids, keys, warps=False),

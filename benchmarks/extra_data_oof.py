@@ -21,9 +21,8 @@ import numpy as np
 
 from tilepick.model import cv, metrics
 from tilepick.model.dataset import load
-from tilepick.model.evaluate import recipe_options
-from tilepick.model.objectives import OBJECTIVES
-from tilepick.model.train import evaluate_objective, gate_out_of_fold, scale_out_of_fold
+from tilepick.model.evaluate import recipe_options, recipe_out_of_fold
+from tilepick.model.train import gate_out_of_fold
 
 
 def same_folds(base, base_folds, aug) -> list:
@@ -35,8 +34,7 @@ def same_folds(base, base_folds, aug) -> list:
 
 
 def scores(ds, folds, opts) -> dict:
-    res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
-                             scale_out_of_fold(ds, folds), keep_models=False)
+    res = recipe_out_of_fold(ds, opts, folds)
     g = gate_out_of_fold(res, folds, ds.served, opts.seed)
     sc = res.scored
     groups = sc.problem_groups["winner_family"]

@@ -16,9 +16,8 @@ import json
 import numpy as np
 
 from tilepick.model import cv, gate, metrics
-from tilepick.model.evaluate import recipe_data
-from tilepick.model.objectives import OBJECTIVES
-from tilepick.model.train import evaluate_objective, scale_out_of_fold
+from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
+from tilepick.model.train import gate_out_of_fold
 
 BIASES = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0)
 
@@ -32,12 +31,9 @@ def main():
     out = {"model": args.model, "biases": BIASES}
     for by in ("shape", "weight"):
         folds = cv.make_folds(ds, opts.folds, opts.seed, by)
-        res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
-                                 scale_out_of_fold(ds, folds), keep_models=False)
+        res = recipe_out_of_fold(ds, opts, folds)
         sc = res.scored
-        masks = [(f.train[ds.served], f.test[ds.served]) for f in folds]
-        raw, _, _ = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys,
-                                     gate.problem_matrix(sc.x[sc.starts]), masks, 0)
+        raw = gate_out_of_fold(res, folds, ds.served, opts.seed).raw
         vendor = sc.config_ids == gate.VENDOR
         cub = np.full(sc.n_problems, np.nan)
         cub[sc.problem_index[vendor]] = sc.tflops[vendor]

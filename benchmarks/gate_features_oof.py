@@ -16,10 +16,8 @@ import numpy as np
 import lightgbm as lgb
 from tilepick.features import FEATURES
 from tilepick.model import cv, gate, metrics
-from tilepick.model.evaluate import recipe_data
-from tilepick.model.objectives import OBJECTIVES
+from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
 from tilepick.model.ranking import within_problem_rank
-from tilepick.model.train import evaluate_objective, scale_out_of_fold
 from tilepick.model.scale import SCALE_CATEGORICAL
 
 ap = argparse.ArgumentParser()
@@ -29,8 +27,7 @@ args = ap.parse_args()
 model = args.model
 opts, ds, _ = recipe_data(model)
 folds = cv.make_folds(ds, opts.folds, opts.seed)
-res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts, scale_out_of_fold(ds, folds),
-                         keep_models=False)
+res = recipe_out_of_fold(ds, opts, folds)
 sc = res.scored
 masks = [(f.train[ds.served], f.test[ds.served]) for f in folds]
 names = [f.name for f in FEATURES]

@@ -18,10 +18,8 @@ import numpy as np
 
 from tilepick.model import cv, gate, metrics
 from tilepick.model.dataset import load
-from tilepick.model.evaluate import recipe_data
-from tilepick.model.objectives import OBJECTIVES
+from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
 from tilepick.model.predictor import Predictor
-from tilepick.model.train import evaluate_objective, scale_out_of_fold
 from tilepick.model.validate import model_scores
 
 VALIDATION = ("data/gemm/bf16/h200/validation", "data/gemm/bf16/h200/validation_rc")
@@ -29,8 +27,7 @@ VALIDATION = ("data/gemm/bf16/h200/validation", "data/gemm/bf16/h200/validation_
 
 def fitted_gate(ds, opts, by: str):
     folds = cv.make_folds(ds, opts.folds, opts.seed, by)
-    res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
-                             scale_out_of_fold(ds, folds), keep_models=False)
+    res = recipe_out_of_fold(ds, opts, folds)
     sc = res.scored
     y, has = gate.problem_outcomes(sc.problem_index, sc.config_ids, sc.tflops, res.keys)
     x = gate.problem_matrix(sc.x[sc.starts])

@@ -15,15 +15,13 @@ import argparse
 import json
 
 import numpy as np
-from tilepick.model import cv, gate, metrics
-from tilepick.model.evaluate import recipe_data
-from tilepick.model.objectives import OBJECTIVES
-from tilepick.model.train import evaluate_objective, scale_out_of_fold
+from tilepick.model import cv, metrics
+from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
+from tilepick.model.train import gate_out_of_fold
 
 
 def scores(ds, folds, opts, with_gate: bool) -> dict:
-    res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
-                             scale_out_of_fold(ds, folds), keep_models=False)
+    res = recipe_out_of_fold(ds, opts, folds)
     sc = res.scored
 
     def score(keys):
@@ -32,11 +30,7 @@ def scores(ds, folds, opts, with_gate: bool) -> dict:
                 "p10": float(np.percentile(t, 10)), "min": float(t.min())}
     out = {"ranker": score(res.keys)}
     if with_gate:
-        masks = [(f.train[ds.served], f.test[ds.served]) for f in folds]
-        x = gate.problem_matrix(sc.x[sc.starts])
-        raw, _, _ = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys, x,
-                                     masks, 0)
-        out["gated"] = score(gate.apply(sc.problem_index, sc.config_ids, res.keys, raw))
+        out["gated"] = score(gate_out_of_fold(res, folds, ds.served, opts.seed).keys)
     return out
 
 

@@ -16,9 +16,7 @@ import json
 import numpy as np
 
 from tilepick.model import cv, gate, metrics
-from tilepick.model.evaluate import recipe_data
-from tilepick.model.objectives import OBJECTIVES
-from tilepick.model.train import evaluate_objective, scale_out_of_fold
+from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
 
 VARIANTS = {
     "binary 31 leaves x 60 at 0.2 (shipped)": ({}, 60),
@@ -36,8 +34,7 @@ def main():
     args = ap.parse_args()
     opts, ds, _ = recipe_data(args.model)
     folds = cv.make_folds(ds, opts.folds, opts.seed)
-    res = evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
-                             scale_out_of_fold(ds, folds), keep_models=False)
+    res = recipe_out_of_fold(ds, opts, folds)
     sc = res.scored
     masks = [(f.train[ds.served], f.test[ds.served]) for f in folds]
     x = gate.problem_matrix(sc.x[sc.starts])

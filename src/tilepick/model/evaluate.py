@@ -31,8 +31,8 @@ from tilepick.model.artifacts import check_spec, read_json
 from tilepick.model.dataset import DataError, Dataset, load
 from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES
 from tilepick.model.ranking import CascadeSettings, Calibration, score_gaps
-from tilepick.model.train import (TrainOptions, evaluate_objective, gate_out_of_fold,
-                                  scale_out_of_fold)
+from tilepick.model.train import (ObjectiveResult, TrainOptions, evaluate_objective,
+                                  gate_out_of_fold, scale_out_of_fold)
 
 STATIC_MIN_COVERAGE = 0.10
 TOP_K = (2, 4, 8)
@@ -104,15 +104,21 @@ def recipe_data(model_dir) -> tuple[TrainOptions, Dataset, bool]:
     return opts, ds, gated is not None
 
 
+def recipe_out_of_fold(ds: Dataset, opts: TrainOptions, folds: list) -> ObjectiveResult:
+    """The recipe's ranker re-trained on ``folds`` (with the out-of-fold scale model the
+    ranking's calibration needs), scored out of fold: the benchmarks' experiments."""
+    return evaluate_objective(ds, OBJECTIVES[opts.objective], folds, opts,
+                              scale_out_of_fold(ds, folds), keep_models=False)
+
+
 def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     """Evaluate; write evaluation.json and the report under ``out_dir``; return the dict."""
     model_dir = Path(model_dir)
     check_spec(model_dir)
     meta = read_json(model_dir / "predictor.json")
-    manifest = read_json(model_dir / "manifest.json")
     opts = recipe_options(model_dir)
     obj = OBJECTIVES[opts.objective]
-    want_pool = list(manifest.get("pooled_dtypes", ()))
+    want_pool = list(opts.pool)
     pooled = load(data_paths, meta["dtype"], meta["arch"], want_pool)
     missing = sorted(set(want_pool) - set(pooled.pooled_dtypes))
     if missing:   # the recipe includes those rows: without them this is another recipe
