@@ -24,7 +24,8 @@ class Fold:
     test: np.ndarray    # bool per problem
 
 
-GROUPINGS = ("shape", "weight")
+# fold grouping -> what a group is (cv_metrics says it)
+GROUPINGS = {"shape": "shape (M, N, K)", "weight": "weight (N, K)"}
 
 
 def problem_groups(ds: Dataset, by: str = "shape") -> np.ndarray:
@@ -38,7 +39,7 @@ def problem_groups(ds: Dataset, by: str = "shape") -> np.ndarray:
         n = ds.frame["n"].to_numpy()[ds.starts].astype(np.int64)
         k = ds.frame["k"].to_numpy()[ds.starts].astype(np.int64)
         return n * (1 << 32) + k
-    raise ValueError(f"fold grouping {by!r}: one of {GROUPINGS}")
+    raise ValueError(f"fold grouping {by!r}: one of {tuple(GROUPINGS)}")
 
 
 def make_folds(ds: Dataset, n_folds: int = 5, seed: int = 0, by: str = "shape") -> list[Fold]:

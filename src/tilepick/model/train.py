@@ -76,7 +76,7 @@ class TrainOptions:
         if not 0 <= self.catalog_min_rel <= 1:
             raise ValueError(f"catalog_min_rel must be within [0, 1], got {self.catalog_min_rel}")
         if self.fold_grouping not in cv.GROUPINGS:
-            raise ValueError(f"fold_grouping must be one of {cv.GROUPINGS}, "
+            raise ValueError(f"fold_grouping must be one of {tuple(cv.GROUPINGS)}, "
                              f"got {self.fold_grouping!r}")
         if self.vendor_gate not in VENDOR_GATE_CHOICES:
             raise ValueError(f"vendor_gate must be one of {VENDOR_GATE_CHOICES}, "
@@ -301,8 +301,7 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
     cv_metrics = {
         "evaluation": {
             "folds": len(folds), "seed": opts.seed,
-            "grouping": "GroupKFold over problems; group = " + (
-                "shape (M, N, K)" if opts.fold_grouping == "shape" else "weight (N, K)"),
+            "grouping": "GroupKFold over problems; group = " + cv.GROUPINGS[opts.fold_grouping],
             "efficiency": "measured TFLOP/s of the pick / best measured TFLOP/s of the problem",
             "winners_curse_rule": ("only the measured candidates of a problem are ranked: a "
                                    "pick the data did not measure is replaced by the "
