@@ -13,9 +13,10 @@ directly with the same arguments in the same order, as ``JITFunction.run`` itsel
 What the contract cannot promise is checked on every call: the facts Triton specialises a
 pointer on, its 16-byte alignment and whether it is None, and the current device (the binary
 is loaded on the first call's); a call that differs (a sliced view, a missing scale, another
-current GPU) goes through ``JITFunction.run``, which picks or compiles the right binary. So does every call while a launch hook is set (profilers such as proton), every call
-under the interpreter (it has no compiled kernels) and every call when Triton's compiled
-kernel does not expose what this needs (another Triton release): the direct path is an
+current GPU) goes through ``JITFunction.run``, which picks or compiles the right binary.
+So does every call while a launch hook is set (profilers such as proton), every call under
+the interpreter (it has no compiled kernels) and every call when Triton's compiled kernel
+does not expose what this needs (another Triton release): the direct path is an
 optimisation that can only be absent, never a different kernel. ``TILEPICK_DIRECT_LAUNCH=0``
 turns it off (A/B timing of the host path).
 
