@@ -9,11 +9,15 @@ compiling them in parallel (not timed, as the sweep's rate excludes its compile 
 correctness check, no early stop, no re-timing. Its rate, against the sweep's on the whole
 mix, is the speed-up of the sweep's timing over the naive loop.
 
-    PYTHONPATH=src python3 benchmarks/naive_rate.py [--fraction 0.1] [--out DIR]
+    PYTHONPATH=src python3 benchmarks/naive_rate.py [--fraction 0.1] [--max-tflop T] [--out DIR]
+
+``--max-tflop 1.1`` keeps the mix to the size range of ANCHORS.md's 28 shapes (the largest,
+8192^3, is 1.1 TFLOP), where the issue's ~40 configs/s was measured.
 """
 
 import argparse
 import json
+import math
 import random
 import time
 from pathlib import Path
@@ -34,13 +38,15 @@ def main():
     ap.add_argument("--sample", type=int, default=150)
     ap.add_argument("--pool", type=int, default=120)
     ap.add_argument("--fraction", type=float, default=0.1)
+    ap.add_argument("--max-tflop", type=float, default=math.inf,
+                    help="as `tilepick sweep --max-tflop`: only problems of at most this many TFLOP")
     ap.add_argument("--processes", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     plist = shapes.resolve_problems("mixed", "bf16", "rr", args.seed, None)
-    random.Random(args.seed).shuffle(plist)       # as `tilepick sweep` orders them
-    problems = plist[:args.limit]
+    random.Random(args.seed).shuffle(plist)       # as `tilepick sweep` orders and filters them
+    problems = [p for p in plist if p.flops / 1e12 <= args.max_tflop][:args.limit]
     opts = SweepOptions(sample=args.sample, pool=args.pool, seed=args.seed, order="model",
                         processes=args.processes, progress=False)
     plan = plan_configs(problems, opts)
