@@ -122,13 +122,14 @@ class Reference:
         in one host synchronisation: the sweep checks a chunk of configs at once."""
         import torch
 
-        whole = torch.stack(list(outs))           # (outputs, [batch,] m, n)
-        sub = whole
+        outs = list(outs)
+        # each output on its own: a stack of a chunk's large outputs would copy them all
+        # (16 of 16 MB outputs: 256 MB) to read a lattice of them
+        finite = torch.stack([torch.isfinite(x).all() for x in outs])
         if self.rows is not None:
-            sub = whole.index_select(-2, self.rows).index_select(-1, self.cols)
-        o = sub.to(torch.float64)
+            outs = [x.index_select(-2, self.rows).index_select(-1, self.cols) for x in outs]
+        o = torch.stack(outs).to(torch.float64)   # (outputs, [batch,] rows, cols)
         dims = tuple(range(1, o.dim()))
-        finite = torch.isfinite(whole).flatten(1).all(1) & torch.isfinite(o).flatten(1).all(1)
         num = torch.linalg.vector_norm(torch.nan_to_num(o) - self.values, dim=dims)
         denom = torch.linalg.vector_norm(self.values).expand_as(num)
         terms = torch.stack((finite.to(torch.float64), num, denom), dim=1).tolist()
