@@ -192,6 +192,25 @@ def test_blocks_keep_a_candidates_calls_together():
     assert timing.blocks({"a": 2, "b": 0, "c": 1}, lead=1) == [
         ("a", False), ("a", True), ("a", True), ("c", False), ("c", True)]
     assert timing.blocks({}) == []
+    assert timing.blocks({"a": 1, "b": 1}, lead={"a": 0, "b": 1}) == [
+        ("a", True), ("b", False), ("b", True)]
+
+
+def test_gather_leads_only_calls_not_known_to_be_long(monkeypatch):
+    monkeypatch.setattr(timing, "interpreting", lambda: False)
+    seen = []
+
+    def fake_round(calls, timed=None, host_ms=0.1, gpu_ms=0.0, flush_l2=True, then=None):
+        seen.append(list(timed))
+        return timing.Round([1.0] * len(calls), [False] * len(calls), [0.1] * len(calls))
+
+    monkeypatch.setattr(timing, "timed_round", fake_round)
+    fns = {k: (lambda: None) for k in "abc"}
+    got, _ = timing.gather(fns, {"a": 1, "b": 1, "c": 1}, lead=1,
+                           gpu_ms={"a": 0.2, "b": timing.LEAD_MAX_MS})
+    # a: short, warmed; b: long, no lead; c: unknown, warmed
+    assert seen == [[False, True, True, False, True]]
+    assert {k: len(v) for k, v in got.items()} == {"a": 1, "b": 1, "c": 1}
 
 
 def test_late_sample_rule():

@@ -194,7 +194,8 @@ class Screener:
             by_id = {st.config.id: st for st in states}
             est = {cid: statistics.median(by_id[cid].samples) if by_id[cid].samples else 0.0
                    for cid in want}
-            # a lead call first: a config's samples follow its own warm kernel, as in time_fn
+            # a lead call first (short calls only: timing.LEAD_MAX_MS): a config's samples
+            # follow its own warm kernel, as in time_fn
             got, self._host_ms = timing.gather(self.fns, want, self._host_ms, lead=1,
                                                gpu_ms=est)
             for cid, samples in got.items():

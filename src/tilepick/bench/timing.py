@@ -177,7 +177,7 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup
     After ``warmup`` untimed calls of each, one timed call of each sizes its repetitions per
     round (about ``max_ms`` of GPU time, between ``min_reps`` and ``reps``). Each round then
     queues every candidate's block of repetitions (an untimed call first if ``warmup``, as
-    :func:`time_fn` had) behind one GPU hold (:func:`gather`): one host synchronisation per
+    :func:`time_fn` had, unless a call takes ``LEAD_MAX_MS`` or more) behind one GPU hold (:func:`gather`): one host synchronisation per
     round instead of several per candidate. The rounds rotate the candidates' order.
     """
     names = list(fns)
@@ -306,13 +306,21 @@ def timed_round(calls: list[Callable[[], object]], *, timed: list[bool] | None =
     return Round(samples, late, hosts, value)
 
 
-def blocks(counts: dict, lead: int = 0) -> list[tuple]:
-    """(key, timed) in blocks: each key's ``lead`` untimed calls, then its ``counts[key]`` timed
-    ones, back to back (A A A B B B ...): a candidate's repetitions follow each other, as in
-    :func:`time_fn`, so its kernel is as warm as it is there (the datasets were measured that
-    way); the untimed lead call warms it after another candidate's block."""
+# A block's lead call warms its kernel after another candidate's (instruction cache, TLB:
+# microseconds). A call this long (ms) is past such effects, and its lead would cost a whole
+# call of GPU time: in sweeps of large problems, a quarter of a near-best config's launches.
+LEAD_MAX_MS = 1.0
+
+
+def blocks(counts: dict, lead: int | dict = 0) -> list[tuple]:
+    """(key, timed) in blocks: each key's ``lead`` untimed calls (an int, or per key), then its
+    ``counts[key]`` timed ones, back to back (A A A B B B ...): a candidate's repetitions
+    follow each other, as in :func:`time_fn`, so its kernel is as warm as it is there (the
+    datasets were measured that way); the untimed lead call warms it after another
+    candidate's block."""
+    leads = lead if isinstance(lead, dict) else dict.fromkeys(counts, lead)
     return [(k, timed) for k, n in counts.items() if n > 0
-            for timed in [False] * lead + [True] * n]
+            for timed in [False] * leads.get(k, 0) + [True] * n]
 
 
 def gather(fns: dict, want: dict, host_ms: float = DEFAULT_HOST_MS, *, lead: int = 0,
@@ -322,7 +330,8 @@ def gather(fns: dict, want: dict, host_ms: float = DEFAULT_HOST_MS, *, lead: int
     are retaken, with the hold sized for twice the host time, up to ``GATHER_ATTEMPTS``
     times; then kept (``STATS``).
 
-    ``gpu_ms[k]``: an estimate of one call's GPU time, to shorten the holds. Returns the
+    ``gpu_ms[k]``: an estimate of one call's GPU time, to shorten the holds (and to drop the
+    lead of calls of at least ``LEAD_MAX_MS``). Returns the
     samples per key and the host time per call measured (for the next caller's hold)."""
     got: dict = {k: [] for k in want}
     lates: dict = {k: [] for k in want}
@@ -335,7 +344,9 @@ def gather(fns: dict, want: dict, host_ms: float = DEFAULT_HOST_MS, *, lead: int
                 got[k].extend(lates[k][:n])
                 STATS["late_kept"] += min(n, len(lates[k]))
             break
-        order = blocks(need, lead)
+        # no lead for calls known to be long (LEAD_MAX_MS)
+        order = blocks(need, {k: 0 if gpu_ms and gpu_ms.get(k, 0.0) >= LEAD_MAX_MS else lead
+                              for k in need})
         for i in range(0, len(order), ROUND_MAX_CALLS):
             part = order[i:i + ROUND_MAX_CALLS]
             hint = sum(gpu_ms.get(k, 0.0) for k, _ in part) if gpu_ms else 0.0
