@@ -2,7 +2,6 @@
 after a crash, invalid-row recording, and the ``sweep`` / ``data`` commands."""
 
 import json
-import math
 import random
 from pathlib import Path
 from collections import Counter

@@ -177,8 +177,9 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup
     After ``warmup`` untimed calls of each, one timed call of each sizes its repetitions per
     round (about ``max_ms`` of GPU time, between ``min_reps`` and ``reps``). Each round then
     queues every candidate's block of repetitions (an untimed call first if ``warmup``, as
-    :func:`time_fn` had, unless a call takes ``LEAD_MAX_MS`` or more) behind one GPU hold (:func:`gather`): one host synchronisation per
-    round instead of several per candidate. The rounds rotate the candidates' order.
+    :func:`time_fn` had, unless a call takes ``LEAD_MAX_MS`` or more) behind one GPU hold
+    (:func:`gather`): one host synchronisation per round instead of several per candidate.
+    The rounds rotate the candidates' order.
     """
     names = list(fns)
     if interpreting():
