@@ -450,6 +450,19 @@ def test_clean_drops_invalid_and_merges_repeats():
     assert list(out["problem_key"]) == sorted(out["problem_key"])
 
 
+def test_clean_prefers_the_latest_retiming():
+    """A re-timing pass (bench.retime) supersedes older re-timed rows of the same config; rows
+    re-timed at the same date (repeats) are merged by their median; screening rows lose."""
+    row = pd.DataFrame(synthetic_rows(SHAPES[:1], per_problem=6)).iloc[[0]]
+    old = row.assign(sweep_id="s1", retimed=True, time_ms=2.0, date="2026-11-23T05:00:00Z")
+    rep = row.assign(sweep_id="s2", retimed=True, time_ms=4.0, date="2026-11-23T05:00:00Z")
+    new = row.assign(sweep_id="s3", retimed=True, time_ms=3.0, date="2026-11-24T09:00:00Z")
+    screen = row.assign(sweep_id="s4", retimed=False, time_ms=1.0, date="2026-11-25T00:00:00Z")
+    assert dataset.clean(pd.concat([old, rep]), "bf16", "h200")["time_ms"].tolist() == [3.0]
+    out = dataset.clean(pd.concat([old, new, rep, screen]), "bf16", "h200")
+    assert out["time_ms"].tolist() == [3.0]
+
+
 # -- metrics: edge cases -------------------------------------------------------------------------
 
 

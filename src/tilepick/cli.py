@@ -325,6 +325,45 @@ def data_summary(path: str = typer.Argument(..., help="a parquet file or folder"
         "retimed_rows": int(df.retimed.fillna(False).sum())}, indent=1))
 
 
+@data_app.command("retime")
+def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or parquet files"),
+                out: str = typer.Option(..., "--out", help="folder for the new rows (parts; a "
+                                        "killed pass resumes there)"),
+                within: float = typer.Option(0.9, "--within", help="contenders: configs at >= this fraction of the problem's best TFLOP/s"),
+                top: int = typer.Option(24, "--top", help="at most this many of them per problem, best first"),
+                model_top: int = typer.Option(4, "--model-top", help="plus the model's first N measured configs (0: none)"),
+                model: Optional[str] = typer.Option(None, "--model", help="that model's folder (default: the shipped one for the dtype)"),
+                rounds: int = typer.Option(5, "--rounds"),
+                reps: int = typer.Option(10, "--reps", help="repetitions per round, at most"),
+                max_ms: float = typer.Option(20.0, "--max-ms", help="about this much GPU time per candidate and round"),
+                processes: Optional[int] = typer.Option(None, "--processes", help="compile processes"),
+                limit: Optional[int] = typer.Option(None, "--limit", help="at most this many problems not yet done")):
+    """Re-time each problem's contenders together in interleaved rounds (GPU), so that its
+    best and the picks scored against it share one timing regime (tilepick.bench.retime);
+    the rows are a new sweep the loaders prefer over older re-timings."""
+    from tilepick.bench.retime import RetimeOptions, retime
+    from tilepick.bench.signals import interrupt_on_sigterm
+
+    try:
+        opts = RetimeOptions(within=within, top=top, model_top=model_top, model_dir=model,
+                             rounds=rounds, reps=reps, max_ms=max_ms, processes=processes)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    interrupt_on_sigterm()
+    try:
+        summary = retime(data, out, opts, limit=limit)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    except KeyboardInterrupt:
+        typer.echo(f"retime interrupted: finished problems are saved in {out}; run the same "
+                   "command to resume", err=True)
+        raise typer.Exit(130)
+    typer.echo(json.dumps({k: v for k, v in summary.items() if k != "provenance"}, indent=1,
+                          default=str))
+
+
 db_app = typer.Typer(help="the performance database (user db; TILEPICK_USER_DB sets its path)",
                       no_args_is_help=True)
 app.add_typer(db_app, name="db")

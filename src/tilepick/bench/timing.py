@@ -156,6 +156,7 @@ class Rounds:
     rounds_ms: tuple   # the median of each round
     gpu_ms: float      # GPU time spent timing it (sum of every timed call)
     meaningful: bool = True  # False for interpreter (CPU) timings
+    reps: int = 0      # timed calls over all rounds
 
     @property
     def ms(self) -> float:
@@ -189,7 +190,8 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup
                 t0 = time.perf_counter()
                 fns[n]()
                 samples[n].append((time.perf_counter() - t0) * 1e3)
-        return {n: Rounds(tuple(samples[n]), sum(samples[n]), meaningful=False) for n in names}
+        return {n: Rounds(tuple(samples[n]), sum(samples[n]), meaningful=False, reps=rounds)
+                for n in names}
     host = DEFAULT_HOST_MS
     for _ in range(warmup):
         for n in names:
@@ -213,7 +215,7 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup
         for n in names:
             round_ms[n].append(statistics.median(got[n]))
             spent[n] += sum(got[n])
-    return {n: Rounds(tuple(round_ms[n]), spent[n]) for n in names}
+    return {n: Rounds(tuple(round_ms[n]), spent[n], reps=rounds * per_round[n]) for n in names}
 
 
 # -- many calls per host synchronisation -------------------------------------------------------

@@ -8,7 +8,10 @@ Rules (each is a decision about what the model may learn from):
   than the best" is exactly what the model must learn about them;
 * the same (problem, config) measured twice in one sweep (a part copied into two chunk files)
   is one row; measured in several sweeps, the re-timed rows are preferred (their time is the
-  median over interleaved rounds) and the median time of the preferred rows is kept;
+  median over interleaved rounds), those of the latest re-timing first (a re-timing pass,
+  :mod:`tilepick.bench.retime`, times a problem's contenders together, so its values share
+  one timing regime; an older re-timing's do not), and the median time of the preferred
+  rows is kept;
 * rows are sorted by problem so that each problem is one contiguous query (LambdaRank).
 """
 
@@ -59,10 +62,13 @@ def shape_group(frame: pd.DataFrame) -> np.ndarray:
             + frame["k"].astype(str)).to_numpy()
 
 
-def clean(frame: pd.DataFrame, dtype=None, arch: str | None = None) -> pd.DataFrame:
+def clean(frame: pd.DataFrame, dtype=None, arch: str | None = None,
+          meaningful_only: bool = True) -> pd.DataFrame:
     """The learnable rows of a dataset frame (see the module doc), sorted by problem.
 
-    ``dtype``: one dtype token or a collection of them (a pooled training set)."""
+    ``dtype``: one dtype token or a collection of them (a pooled training set).
+    ``meaningful_only=False`` keeps interpreter timings (the CPU tests of tools that read
+    datasets the way the model does)."""
     df = frame
     if "op" in df:
         df = df[df["op"].fillna("gemm") == "gemm"]
@@ -73,7 +79,7 @@ def clean(frame: pd.DataFrame, dtype=None, arch: str | None = None) -> pd.DataFr
         archs = df["gpu_name"].fillna("").map(lambda s: arch_from_name(s) or s)
         df = df[archs == arch]
     ok = df["valid"].fillna(False).astype(bool) & df["time_ms"].notna() & (df["time_ms"] > 0)
-    if "timing_meaningful" in df:
+    if meaningful_only and "timing_meaningful" in df:
         ok &= df["timing_meaningful"].fillna(True).astype(bool)
     df = df[ok].copy()
     df["retimed"] = df["retimed"].fillna(False).astype(bool) if "retimed" in df else False
@@ -92,9 +98,15 @@ def _merge_repeats(df: pd.DataFrame) -> pd.DataFrame:
     if not dup.any():
         return df
     single, multi = df[~dup], df[dup]
-    # Re-timed measurements win over screening ones; the median of the winners is kept.
-    best_kind = multi.groupby(["problem_key", "config_id"])["retimed"].transform("max")
+    # Re-timed measurements win over screening ones, the latest re-timing over older ones;
+    # the median of the winners is kept.
+    by = multi.groupby(["problem_key", "config_id"])
+    best_kind = by["retimed"].transform("max")
     multi = multi[multi["retimed"] == best_kind]
+    if "date" in multi:
+        when = multi["date"].fillna("").where(multi["retimed"], "")
+        latest = when.groupby([multi["problem_key"], multi["config_id"]]).transform("max")
+        multi = multi[when == latest]
     med = multi.groupby(["problem_key", "config_id"])["time_ms"].transform("median")
     multi = multi.assign(time_ms=med).drop_duplicates(subset=["problem_key", "config_id"],
                                                       keep="last")

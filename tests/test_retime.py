@@ -1,0 +1,112 @@
+"""The re-timing pass (tilepick.bench.retime): who is re-timed, the rows it writes, how the
+loader prefers them, resume, and the command; end to end through the interpreter."""
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from tilepick.bench.retime import (CUBLAS_ID, RetimeOptions, check_same_gpu, contenders,
+                                   retime)
+from tilepick.bench.sweep import SweepOptions, run_sweep
+from tilepick.cli import app
+from tilepick.data import io
+from tilepick.data.schema import SCHEMA
+from tilepick.model.dataset import clean
+from tilepick.problem import GemmProblem
+
+TINY = [GemmProblem(16, 24, 32, dtype="fp16"), GemmProblem(32, 16, 16, dtype="fp32")]
+
+
+def _view(rows):
+    return pd.DataFrame(rows, columns=["problem_key", "config_id", "tflops", "retimed"])
+
+
+def test_contenders_rule():
+    key = GemmProblem(64, 64, 64, dtype="bf16").key()
+    view = _view([(key, CUBLAS_ID, 50.0, True),     # always, and re-timed before
+                  (key, "a", 100.0, False),         # the best
+                  (key, "b", 95.0, False),          # within 0.9
+                  (key, "c", 91.0, True),           # within 0.9, re-timed before
+                  (key, "d", 80.0, True),           # re-timed before: again
+                  (key, "e", 70.0, False),          # the model's pick
+                  (key, "f", 60.0, False)])         # nobody's
+    out = contenders(view, RetimeOptions(model_top=1),
+                     ranker=lambda p: ["unmeasured", "e", "f"])
+    assert out == {key: ["c", "d", CUBLAS_ID, "a", "b", "e"]}
+    # at most `top` of the near ones, best first; no model
+    out = contenders(view, RetimeOptions(top=1, model_top=0))
+    assert out == {key: ["c", "d", CUBLAS_ID, "a"]}
+    # a problem with one candidate has nothing to compare
+    lone = _view([(key, "a", 1.0, False)])
+    assert contenders(lone, RetimeOptions(model_top=0)) == {}
+
+
+def test_options_refuse_nonsense():
+    with pytest.raises(ValueError, match="within"):
+        RetimeOptions(within=1.5)
+    with pytest.raises(ValueError, match="top"):
+        RetimeOptions(top=0)
+
+
+def test_refuses_another_kind_of_gpu():
+    view = pd.DataFrame({"gpu_name": ["NVIDIA H200", "NVIDIA H200"]})
+    check_same_gpu(view, "NVIDIA H200 NVL")      # the same kind
+    with pytest.raises(ValueError, match="h200.*H100"):
+        check_same_gpu(view, "NVIDIA H100 80GB HBM3")
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep")
+    run_sweep(TINY, out, SweepOptions(sample=3, rounds=1, noise_fraction=0.0, processes=1,
+                                      progress=False, seed=0))
+    return out
+
+
+def test_retime_end_to_end(swept, tmp_path):
+    before = io.read_frame(swept)
+    opts = RetimeOptions(model_top=0, rounds=2, processes=1, progress=False)
+    summary = retime([swept], tmp_path, opts)
+    new = io.read_frame(tmp_path)
+    assert io.read_table(tmp_path).schema.equals(SCHEMA)
+    assert summary["problems"] == len(TINY) and summary["rows"] == len(new)
+    assert not summary["meaningful"]                       # interpreter timings
+    assert new["sweep_id"].str.startswith("rt-").all() and new["sweep_id"].nunique() == 1
+    assert new["retimed"].all() and not new["timing_meaningful"].any()
+    assert (new["reps"] == opts.rounds).all()              # one call a round in the interpreter
+    for key, g in new.groupby("problem_key"):
+        assert CUBLAS_ID in set(g["config_id"])
+        old = before[before["problem_key"] == key]
+        # the old re-timed configs are all re-timed again
+        assert set(old.loc[old["retimed"].fillna(False), "config_id"]) <= set(g["config_id"])
+        # fields of the old rows carried over (the problem and the config's description)
+        merged = g.merge(old, on="config_id", suffixes=("", "_old"))
+        assert (merged["family"] == merged["family_old"]).all()
+        assert (merged["m"] == merged["m_old"]).all()
+    assert (tmp_path / f"retime-{summary['retime_id']}.json").is_file()
+    # the loader takes the pass's rows for the configs it re-timed (the latest re-timing:
+    # dates have a resolution of seconds, and here the sweep ran the same second)
+    earlier = before.assign(date="2026-01-01T00:00:00Z")
+    both = clean(pd.concat([earlier, new], ignore_index=True), meaningful_only=False)
+    got = both.set_index(["problem_key", "config_id"])["time_ms"]
+    for r in new.itertuples():
+        assert got[(r.problem_key, r.config_id)] == pytest.approx(r.time_ms)
+    # resume: nothing left to do
+    again = retime([swept], tmp_path, opts)
+    assert again["problems"] == 0 and again["skipped_done"] == len(TINY)
+    assert len(io.read_frame(tmp_path)) == len(new)
+
+
+def test_cli_data_retime(swept, tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(app, ["data", "retime", str(swept), "--out", str(tmp_path / "rt"),
+                            "--model-top", "0", "--rounds", "1", "--processes", "1",
+                            "--limit", "1"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output[r.output.index("{"):])
+    assert out["problems"] == 1 and out["rows"] >= 2
+    r = runner.invoke(app, ["data", "retime", str(swept), "--out", str(tmp_path / "x"),
+                            "--within", "2"])
+    assert r.exit_code == 2 and "within" in r.output
