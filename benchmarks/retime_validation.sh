@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One device call: re-time the contenders of validation sets (tilepick data retime), each
+# bounded by its own time budget, and bring the rows back as one tar in $OUT.
+#
+#   bash benchmarks/retime_validation.sh NAME:SECONDS:DATADIR [...]
+#
+# A pass cut by its budget saves the problems it finished (SIGTERM from `timeout`); its parts
+# come back and a later call resumes from them if they are put back under /tmp/retime/NAME
+# (RESUME_FROM=DIR holding NAME/part-*.parquet copies them there first).
+set -u
+: "${OUT:?set OUT to the folder that comes back}"
+export PYTHONPATH=src PYTHONUNBUFFERED=1
+work=/tmp/retime
+mkdir -p "$work/result"
+nvidia-smi --query-gpu=name,driver_version,temperature.gpu,power.draw,clocks.sm \
+    --format=csv > "$work/result/gpu.csv" 2>&1
+for spec in "$@"; do
+    name=${spec%%:*}; rest=${spec#*:}
+    secs=${rest%%:*}; data=${rest#*:}
+    mkdir -p "$work/$name"
+    if [ -n "${RESUME_FROM:-}" ] && ls "$RESUME_FROM/$name"/part-*.parquet > /dev/null 2>&1; then
+        cp "$RESUME_FROM/$name"/part-*.parquet "$work/$name"/
+    fi
+    start=$(date +%s)
+    timeout -s TERM -k 60 "$secs" python3 -m tilepick.cli data retime "$data" \
+        --out "$work/$name" --processes 16 > "$work/result/$name.log" 2>&1
+    echo "== $name: rc=$? after $(( $(date +%s) - start )) s"
+    grep -v "it/s\]\|s/it\]\|problem/s\]\|s/problem\]" "$work/result/$name.log" | tail -n 30
+    mkdir -p "$work/result/$name"
+    cp "$work/$name"/part-*.parquet "$work/$name"/retime-*.json "$work/result/$name"/ 2>/dev/null
+done
+tar cf "$OUT/retime.tar" -C "$work/result" .
+ls -laR "$work/result" | tail -n 40
