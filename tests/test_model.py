@@ -463,6 +463,25 @@ def test_clean_prefers_the_latest_retiming():
     assert out["time_ms"].tolist() == [3.0]
 
 
+def test_clean_within_pass_keeps_only_a_problems_latest_pass():
+    rows = pd.DataFrame(synthetic_rows(SHAPES[:2], per_problem=6))
+    first, second = rows["problem_key"].unique()[:2]
+    a = rows[rows["problem_key"] == first].assign(sweep_id="s1", date="2026-11-20T00:00:00Z")
+    b = rows[rows["problem_key"] == second].assign(sweep_id="s1", date="2026-11-20T00:00:00Z")
+    old_pass = a.iloc[:3].assign(sweep_id="rt-old", retimed=True, date="2026-11-21T00:00:00Z")
+    new_pass = a.iloc[1:3].assign(sweep_id="rt-new", retimed=True, time_ms=0.5,
+                                  date="2026-11-22T00:00:00Z")
+    frame = pd.concat([a, b, old_pass, new_pass])
+    out = dataset.clean(frame, "bf16", "h200", within_pass=True)
+    got = out[out["problem_key"] == first]
+    assert set(got["sweep_id"]) == {"rt-new"} and len(got) == 2
+    assert (got["time_ms"] == 0.5).all()
+    assert len(out[out["problem_key"] == second]) == len(b)      # no pass: every row
+    # without the flag every config of the problem stays, the latest re-timing preferred
+    every = dataset.clean(frame, "bf16", "h200")
+    assert len(every[every["problem_key"] == first]) == len(a)
+
+
 # -- metrics: edge cases -------------------------------------------------------------------------
 
 

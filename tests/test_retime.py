@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from tilepick.bench.retime import (CUBLAS_ID, RetimeOptions, check_same_gpu, contenders,
-                                   retime)
+from tilepick.bench.retime import (CUBLAS_ID, RetimeOptions, baseline_candidates,
+                                   check_same_gpu, contenders, retime)
 from tilepick.bench.sweep import SweepOptions, run_sweep
 from tilepick.cli import app
 from tilepick.data import io
@@ -35,12 +35,27 @@ def test_contenders_rule():
     out = contenders(view, RetimeOptions(model_top=1),
                      ranker=lambda p: ["unmeasured", "e", "f"])
     assert out == {key: ["c", "d", CUBLAS_ID, "a", "b", "e"]}
-    # at most `top` of the near ones, best first; no model
-    out = contenders(view, RetimeOptions(top=1, model_top=0))
-    assert out == {key: ["c", "d", CUBLAS_ID, "a"]}
+    # at most `top` of the near ones, best first; no model; the baselines' measured ones
+    out = contenders(view, RetimeOptions(top=1, model_top=0),
+                     others=lambda p: ["f", "unmeasured", "a"])
+    assert out == {key: ["c", "d", CUBLAS_ID, "a", "f"]}
     # a problem with one candidate has nothing to compare
     lone = _view([(key, "a", 1.0, False)])
     assert contenders(lone, RetimeOptions(model_top=0)) == {}
+
+
+def test_baseline_candidates_are_the_tutorials_valid_configs_and_nvmh_picks():
+    from tilepick.hardware import profile
+    from tilepick.model import baselines, nvmh
+
+    p = GemmProblem(512, 512, 512, dtype="bf16")
+    got = baseline_candidates("h200")(p)
+    tutorial = baselines.tutorial_valid_ids(p, profile("h200"))
+    assert tutorial and got[:len(tutorial)] == tutorial
+    if nvmh.unavailable_reason("h200") is None:
+        assert set(got[len(tutorial):]) == set(nvmh.ranked_ids(p, "h200")[:nvmh.COUNT])
+    else:
+        assert got == tutorial
 
 
 def test_options_refuse_nonsense():
@@ -67,7 +82,7 @@ def swept(tmp_path_factory):
 
 def test_retime_end_to_end(swept, tmp_path):
     before = io.read_frame(swept)
-    opts = RetimeOptions(model_top=0, rounds=2, processes=1, progress=False)
+    opts = RetimeOptions(model_top=0, baselines=False, rounds=2, processes=1, progress=False)
     summary = retime([swept], tmp_path, opts)
     new = io.read_frame(tmp_path)
     assert io.read_table(tmp_path).schema.equals(SCHEMA)
@@ -102,7 +117,8 @@ def test_retime_end_to_end(swept, tmp_path):
 def test_cli_data_retime(swept, tmp_path):
     runner = CliRunner()
     r = runner.invoke(app, ["data", "retime", str(swept), "--out", str(tmp_path / "rt"),
-                            "--model-top", "0", "--rounds", "1", "--processes", "1",
+                            "--model-top", "0", "--no-baselines", "--rounds", "1",
+                            "--processes", "1",
                             "--limit", "1"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.output[r.output.index("{"):])

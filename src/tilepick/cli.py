@@ -330,8 +330,9 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
                 out: str = typer.Option(..., "--out", help="folder for the new rows (parts; a "
                                         "killed pass resumes there)"),
                 within: float = typer.Option(0.9, "--within", help="contenders: configs at >= this fraction of the problem's best TFLOP/s"),
-                top: int = typer.Option(24, "--top", help="at most this many of them per problem, best first"),
-                model_top: int = typer.Option(4, "--model-top", help="plus the model's first N measured configs (0: none)"),
+                top: int = typer.Option(32, "--top", help="at most this many of them per problem, best first"),
+                model_top: int = typer.Option(8, "--model-top", help="plus the model's first N measured configs (0: none)"),
+                baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="plus the untrained baselines' candidates (the tutorial's configs, nvMatmulHeuristics' first 8)"),
                 model: Optional[str] = typer.Option(None, "--model", help="that model's folder (default: the shipped one for the dtype)"),
                 rounds: int = typer.Option(5, "--rounds"),
                 reps: int = typer.Option(10, "--reps", help="repetitions per round, at most"),
@@ -346,7 +347,8 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
 
     try:
         opts = RetimeOptions(within=within, top=top, model_top=model_top, model_dir=model,
-                             rounds=rounds, reps=reps, max_ms=max_ms, processes=processes)
+                             baselines=baselines, rounds=rounds, reps=reps, max_ms=max_ms,
+                             processes=processes)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)

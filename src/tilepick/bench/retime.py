@@ -10,14 +10,17 @@ Efficiency against such an oracle penalises every re-timed pick (cuBLAS is alway
 and flatters a screened one.
 
 A pass, per problem: the contenders (the configs re-timed before, cuBLAS, every config within
-``within`` of the problem's best TFLOP/s, at most ``top`` of them best first, and the model's
-first ``model_top`` measured configs) are compiled in a spawned pool, launched once each (one
+``within`` of the problem's best TFLOP/s, at most ``top`` of them best first, the model's
+first ``model_top`` measured configs and the untrained baselines' candidates) are compiled
+in a spawned pool, launched once each (one
 that fails is left out and counted), then timed in ``rounds`` interleaved rounds by the sweep's
 protocol (:func:`tilepick.bench.timing.interleaved`). Each becomes a row of a new sweep: the
 old row's fields with the round medians' median as its time, ``retimed`` set, the round
 spread, the 20/80% quantiles of the round medians, the pass's provenance and date. The loader
 prefers the latest re-timing of a (problem, config) (:func:`tilepick.model.dataset.clean`), so
-the rows are added next to the dataset's chunks and the old ones stay as measured.
+the rows are added next to the dataset's chunks and the old ones stay as measured; and
+``validate`` scores a problem that has a pass *inside* it (``within_pass``): every method's
+pick and the oracle from the same rounds, the configs left out of the pass not counted.
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ from tilepick import config as cfg
 from tilepick import solvers
 from tilepick.config import KernelConfig
 from tilepick.data import io
-from tilepick.data.schema import NAMES
-from tilepick.hardware import arch_from_name
+from tilepick.data.schema import NAMES, RETIME_PREFIX
+from tilepick.hardware import DEFAULT_ARCH, arch_from_name
 from tilepick.problem import GemmProblem
 
 CUBLAS_ID = cfg.VENDOR_FAMILIES[0]
@@ -49,9 +52,10 @@ CUBLAS_ID = cfg.VENDOR_FAMILIES[0]
 @dataclass
 class RetimeOptions:
     within: float = 0.9          # contenders: configs at >= within x the problem's best TFLOP/s
-    top: int = 24                # ... at most this many of them, best first
-    model_top: int = 4           # plus the model's first k measured configs (0: none)
+    top: int = 32                # ... at most this many of them, best first
+    model_top: int = 8           # plus the model's first k measured configs (0: none)
     model_dir: str | None = None  # that model (None: the shipped one for the dtype)
+    baselines: bool = True       # plus the untrained baselines' candidates (validate's)
     rounds: int = 5
     reps: int = 10               # repetitions per round (about max_ms of GPU time, at most reps)
     max_ms: float = 20.0
@@ -81,9 +85,11 @@ def current_view(paths) -> pd.DataFrame:
     return clean(raw, meaningful_only=not interpreting())
 
 
-def contenders(view: pd.DataFrame, opts: RetimeOptions, ranker=None) -> dict[str, list[str]]:
+def contenders(view: pd.DataFrame, opts: RetimeOptions, ranker=None,
+               others=None) -> dict[str, list[str]]:
     """{problem key: config ids to re-time together}; ``ranker(problem)`` -> config ids best
-    first (the model's order), or None."""
+    first (the model's order), or None; ``others(problem)`` -> more config ids (the
+    baselines' candidates, :func:`baseline_candidates`), or None."""
     out: dict[str, list[str]] = {}
     for key, g in view.groupby("problem_key", sort=True):
         g = g.sort_values("tflops", ascending=False, kind="stable")
@@ -96,6 +102,9 @@ def contenders(view: pd.DataFrame, opts: RetimeOptions, ranker=None) -> dict[str
             measured = set(g["config_id"])
             ids.extend([cid for cid in ranker(GemmProblem.from_key(key))
                         if cid in measured][:opts.model_top])
+        if others is not None:
+            measured = set(g["config_id"])
+            ids.extend([cid for cid in others(GemmProblem.from_key(key)) if cid in measured])
         ids = list(dict.fromkeys(ids))
         if len(ids) > 1:   # one candidate alone has nothing to be compared with
             out[key] = ids
@@ -104,11 +113,30 @@ def contenders(view: pd.DataFrame, opts: RetimeOptions, ranker=None) -> dict[str
 
 def model_ranker(dtype: str, model_dir: str | None):
     """The shipped (or given) model's order of a problem's configs, for :func:`contenders`."""
-    from tilepick.hardware import DEFAULT_ARCH
     from tilepick.model import Predictor
 
     pred = Predictor.load(arch=DEFAULT_ARCH, dtype=dtype, model_dir=model_dir, strict=False)
     return lambda problem: [cid for cid, _, _ in pred.rank(problem)]
+
+
+def baseline_candidates(arch: str):
+    """The candidates of ``validate``'s untrained baselines (the Triton tutorial's valid
+    configs, nvMatmulHeuristics' projected first ``nvmh.COUNT`` where the library is
+    installed): scored inside a pass, each method's picks must be in it."""
+    from tilepick.hardware import profile
+    from tilepick.model import baselines, nvmh
+
+    hw, use_nvmh = profile(arch), nvmh.unavailable_reason(arch) is None
+
+    def ids(problem: GemmProblem) -> list[str]:
+        out = list(baselines.tutorial_valid_ids(problem, hw))
+        if use_nvmh:
+            try:
+                out.extend(nvmh.ranked_ids(problem, arch)[:nvmh.COUNT])
+            except Exception:  # noqa: BLE001 - a problem the library refuses adds nothing
+                pass
+        return out
+    return ids
 
 
 def check_same_gpu(view: pd.DataFrame, gpu_name: str) -> None:
@@ -141,9 +169,12 @@ def retime(paths, out_dir, opts: RetimeOptions | None = None, limit: int | None 
     if opts.model_top:
         for dtype in view["dtype"].unique():
             rankers[dtype] = model_ranker(str(dtype), opts.model_dir)
+    names = view["gpu_name"].dropna().unique()
+    arch = next((a for a in map(arch_from_name, map(str, names)) if a), DEFAULT_ARCH)
+    others = baseline_candidates(arch) if opts.baselines else None
     plan: dict[str, list[str]] = {}
     for dtype, part in view.groupby("dtype"):
-        plan.update(contenders(part, opts, rankers.get(dtype)))
+        plan.update(contenders(part, opts, rankers.get(dtype), others))
     done = io.done_problems(out_dir)
     todo = [(k, ids) for k, ids in plan.items() if k not in done][:limit]
     t0 = time.time()
@@ -159,7 +190,7 @@ def retime(paths, out_dir, opts: RetimeOptions | None = None, limit: int | None 
     prov = {k: v for k, v in collect().items() if k not in ("python_version", "date")}
     check_same_gpu(view, prov["gpu_name"])
     rows_of = view.set_index(["problem_key", "config_id"])
-    sweep_id = "rt-" + uuid.uuid4().hex[:8]
+    sweep_id = RETIME_PREFIX + uuid.uuid4().hex[:8]
     failed: Counter = Counter()
     shifts, oracle_moves = [], []
     buffer: list[dict] = []

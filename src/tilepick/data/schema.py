@@ -65,6 +65,9 @@ COLUMNS: list[tuple[str, pa.DataType, str]] = [
 
 SCHEMA = pa.schema([pa.field(name, typ) for name, typ, _ in COLUMNS])
 NAMES = [name for name, _, _ in COLUMNS]
+#: ``sweep_id`` of the rows of a re-timing pass (``tilepick data retime``): a problem's pass
+#: re-times its contenders together, and ``validate`` scores such a problem inside its pass
+RETIME_PREFIX = "rt-"
 PROBLEM_COLUMNS = ["op", "problem_key", "m", "n", "k", "batch", "dtype", "layout", "lda", "ldb",
                    "ldc", "base_align"]
 CONFIG_COLUMNS = ["config_id", "family", "block_m", "block_n", "block_k", "group_m",

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from tilepick.data.io import part_files, read_frame
+from tilepick.data.schema import RETIME_PREFIX
 from tilepick.features import frame_matrix
 from tilepick.hardware import HardwareProfile, arch_from_name, profile
 
@@ -63,12 +64,14 @@ def shape_group(frame: pd.DataFrame) -> np.ndarray:
 
 
 def clean(frame: pd.DataFrame, dtype=None, arch: str | None = None,
-          meaningful_only: bool = True) -> pd.DataFrame:
+          meaningful_only: bool = True, within_pass: bool = False) -> pd.DataFrame:
     """The learnable rows of a dataset frame (see the module doc), sorted by problem.
 
     ``dtype``: one dtype token or a collection of them (a pooled training set).
     ``meaningful_only=False`` keeps interpreter timings (the CPU tests of tools that read
-    datasets the way the model does)."""
+    datasets the way the model does). ``within_pass``: a problem re-timed by a re-timing pass
+    (:mod:`tilepick.bench.retime`) keeps only the rows of its latest pass, so that its best
+    and every pick come from the same rounds (``validate``); other problems keep every row."""
     df = frame
     if "op" in df:
         df = df[df["op"].fillna("gemm") == "gemm"]
@@ -87,10 +90,23 @@ def clean(frame: pd.DataFrame, dtype=None, arch: str | None = None,
                            if "stopped_early" in df else False)
     if "sweep_id" in df:
         df = df.drop_duplicates(subset=["problem_key", "config_id", "sweep_id"], keep="last")
+        if within_pass:
+            df = _latest_pass(df)
     df = _merge_repeats(df)
     flops = 2.0 * df["m"] * df["n"] * df["k"] * df["batch"]
     df["tflops"] = flops / (df["time_ms"] * 1e9)
     return df.sort_values(["problem_key", "config_id"], kind="stable").reset_index(drop=True)
+
+
+def _latest_pass(df: pd.DataFrame) -> pd.DataFrame:
+    """Each problem with re-timing pass rows: only those of its latest pass."""
+    in_pass = df["sweep_id"].fillna("").str.startswith(RETIME_PREFIX)
+    if not in_pass.any():
+        return df
+    passes = df[in_pass].sort_values(["date", "sweep_id"], kind="stable")
+    latest = passes.groupby("problem_key")["sweep_id"].last()
+    chosen = df["problem_key"].map(latest)
+    return df[chosen.isna() | (df["sweep_id"] == chosen)]
 
 
 def _merge_repeats(df: pd.DataFrame) -> pd.DataFrame:
@@ -188,8 +204,10 @@ def build(frame: pd.DataFrame, hw: HardwareProfile, files=None, dtype: str | Non
     return Dataset(frame, frame_matrix(frame, hw), hw, files or [], dtype)
 
 
-def load(paths, dtype: str = "bf16", arch: str = "h200", pool=()) -> Dataset:
-    """Read, clean and featurise every parquet file under ``paths`` for one dtype and GPU.
+def load(paths, dtype: str = "bf16", arch: str = "h200", pool=(),
+         within_pass: bool = False) -> Dataset:
+    """Read, clean and featurise every parquet file under ``paths`` for one dtype and GPU
+    (``within_pass``: see :func:`clean`).
 
     ``pool``: further dtypes whose rows are learned from too (bf16 and fp16 run the same
     tensor-core rate on Hopper, so their rankings share most of their structure; dtype is a
@@ -200,7 +218,7 @@ def load(paths, dtype: str = "bf16", arch: str = "h200", pool=()) -> Dataset:
     if raw.empty:
         raise DataError(f"no rows in {[str(p) for p in paths]}")
     pool = [d for d in dict.fromkeys(pool) if d != dtype]
-    frame = clean(raw, dtype=[dtype, *pool], arch=arch)
+    frame = clean(raw, dtype=[dtype, *pool], arch=arch, within_pass=within_pass)
     if not (frame["dtype"] == dtype).any():
         found = sorted({(str(d), arch_from_name(str(g)) or str(g))
                         for d, g in zip(raw["dtype"], raw["gpu_name"].fillna(""))})

@@ -201,9 +201,12 @@ def write_validation_report(out: Path, report: dict, tables: dict) -> None:
     """validation.md and its efficiency CDF."""
     files: list[str] = []
     efficiency_cdf(out, tables, "Efficiency CDF (held-out validation)", files)
+    in_pass = report.get("problems_scored_within_pass", 0)
+    scope = (f" {in_pass} of them scored inside a re-timing pass (its contenders re-timed "
+             "together; the rows counted are those scored)." if in_pass else "")
     lines = [f"# Validation of {report['model']}", "",
              f"{report['problems']} held-out problems, {report['rows']} measured rows "
-             f"(every valid config measured).", "", f"Rule: {report['rule']}.", ""]
+             f"(every valid config measured).{scope}", "", f"Rule: {report['rule']}.", ""]
     lines += _tie_lines(report["methods"]["model top-1"])
     lines += methods_lines(report["methods"], report.get("unavailable", {}))
     lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
