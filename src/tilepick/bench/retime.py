@@ -98,13 +98,11 @@ def contenders(view: pd.DataFrame, opts: RetimeOptions, ranker=None,
             ids.append(CUBLAS_ID)
         near = g.loc[g["tflops"] >= opts.within * g["tflops"].iloc[0], "config_id"]
         ids.extend(near.iloc[:opts.top])
+        measured, problem = set(g["config_id"]), GemmProblem.from_key(key)
         if ranker is not None and opts.model_top:
-            measured = set(g["config_id"])
-            ids.extend([cid for cid in ranker(GemmProblem.from_key(key))
-                        if cid in measured][:opts.model_top])
+            ids.extend([cid for cid in ranker(problem) if cid in measured][:opts.model_top])
         if others is not None:
-            measured = set(g["config_id"])
-            ids.extend([cid for cid in others(GemmProblem.from_key(key)) if cid in measured])
+            ids.extend([cid for cid in others(problem) if cid in measured])
         ids = list(dict.fromkeys(ids))
         if len(ids) > 1:   # one candidate alone has nothing to be compared with
             out[key] = ids
