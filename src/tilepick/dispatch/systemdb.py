@@ -86,7 +86,9 @@ def build(data_paths, out, exhaustive: bool = False, repo: Path | None = None,
     repo = repo or Path(__file__).resolve().parents[3]
     current = kernel_source_hash()
     frame = pd.concat([read_frame(f) for f in data_files(data_paths)], ignore_index=True)
-    frame = clean(frame)   # valid, meaningful, re-timed medians preferred, one row per config
+    # valid, meaningful, re-timed medians preferred, one row per config; a problem with a
+    # re-timing pass: its pass's contenders only (its winner and timings from the same rounds)
+    frame = clean(frame, within_pass=True)
     db = PerfDb(out)
     if not db.usable:
         raise OSError(f"cannot write the perf-db {out}: {db.error}")
