@@ -202,11 +202,13 @@ def write_validation_report(out: Path, report: dict, tables: dict) -> None:
     files: list[str] = []
     efficiency_cdf(out, tables, "Efficiency CDF (held-out validation)", files)
     in_pass = report.get("problems_scored_within_pass", 0)
-    scope = (f" {in_pass} of them scored inside a re-timing pass (its contenders re-timed "
-             "together; the rows counted are those scored)." if in_pass else "")
-    lines = [f"# Validation of {report['model']}", "",
-             f"{report['problems']} held-out problems, {report['rows']} measured rows "
-             f"(every valid config measured).{scope}", "", f"Rule: {report['rule']}.", ""]
+    head = (f"{report['problems']} held-out problems (every valid config measured by the "
+            f"sweeps), {in_pass} of them scored inside their re-timing pass (their contenders "
+            f"re-timed together); {report['rows']} rows scored." if in_pass else
+            f"{report['problems']} held-out problems, {report['rows']} measured rows (every "
+            "valid config measured).")
+    lines = [f"# Validation of {report['model']}", "", head, "", f"Rule: {report['rule']}.",
+             ""]
     lines += _tie_lines(report["methods"]["model top-1"])
     lines += methods_lines(report["methods"], report.get("unavailable", {}))
     lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
