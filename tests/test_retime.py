@@ -126,3 +126,30 @@ def test_cli_data_retime(swept, tmp_path):
     r = runner.invoke(app, ["data", "retime", str(swept), "--out", str(tmp_path / "x"),
                             "--within", "2"])
     assert r.exit_code == 2 and "within" in r.output
+
+
+def test_picks_outside_the_pass_are_counted(tmp_path):
+    """A model whose first measured config the pass did not re-time is flagged: inside the
+    pass it would be scored by its next config there."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from tilepick.model.validate import picks_outside_pass
+
+    p, q = GemmProblem(64, 64, 64, dtype="bf16"), GemmProblem(128, 64, 64, dtype="bf16")
+    pd.DataFrame({"problem_key": [k.key() for k in (p, q) for _ in range(4)],
+                  "config_id": ["a", "b", "c", CUBLAS_ID] * 2}).to_parquet(tmp_path / "x.parquet")
+    # p: its pass re-timed a and cuBLAS; q: no pass (every row kept)
+    frame = pd.DataFrame({"problem_key": [p.key(), p.key(), q.key(), q.key()],
+                          "config_id": ["a", CUBLAS_ID, "a", "b"],
+                          "sweep_id": ["rt-1", "rt-1", "s", "s"]})
+    ds = SimpleNamespace(problem_keys=np.array([p.key(), q.key()]), starts=np.array([0, 2]),
+                         sizes=np.array([2, 2]), frame=frame,
+                         config_ids=frame["config_id"].to_numpy())
+
+    def ranker(order):
+        return SimpleNamespace(rank=lambda problem: [(c, 1.0, None) for c in order])
+
+    assert picks_outside_pass(ranker(["unmeasured", "a", "b"]), ds, [tmp_path]) == 0
+    assert picks_outside_pass(ranker(["b", "a"]), ds, [tmp_path]) == 1   # p's b: not re-timed

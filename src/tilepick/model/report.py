@@ -204,7 +204,9 @@ def write_validation_report(out: Path, report: dict, tables: dict) -> None:
     in_pass = report.get("problems_scored_within_pass", 0)
     head = (f"{report['problems']} held-out problems (every valid config measured by the "
             f"sweeps), {in_pass} of them scored inside their re-timing pass (their contenders "
-            f"re-timed together); {report['rows']} rows scored." if in_pass else
+            f"re-timed together); {report['rows']} rows scored; the model's pick outside the "
+            f"pass on {report.get('model_top1_outside_pass', 0)} (scored by its next config "
+            "in the pass)." if in_pass else
             f"{report['problems']} held-out problems, {report['rows']} measured rows (every "
             "valid config measured).")
     lines = [f"# Validation of {report['model']}", "", head, "", f"Rule: {report['rule']}.",

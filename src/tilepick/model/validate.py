@@ -40,6 +40,28 @@ def model_scores(predictor, ds) -> np.ndarray:
     return scores
 
 
+def picks_outside_pass(predictor, ds, data_paths) -> int:
+    """Problems scored inside a re-timing pass whose model pick (its first-ranked config
+    measured by the sweeps) the pass did not re-time: scored there by its next config in the
+    pass. Zero for the model the pass was made with; another model's picks need a pass of
+    their own (``tilepick data retime --model DIR``, a superset of the last one)."""
+    from tilepick.data.io import measured_configs
+
+    measured: dict = {}
+    for path in data_paths:
+        for key, ids in measured_configs(path).items():
+            measured.setdefault(key, set()).update(ids)
+    count = 0
+    for i, key in enumerate(ds.problem_keys):
+        lo, hi = ds.starts[i], ds.starts[i] + ds.sizes[i]
+        if not str(ds.frame["sweep_id"].iloc[lo]).startswith(RETIME_PREFIX):
+            continue
+        first = next((cid for cid, _, _ in predictor.rank(GemmProblem.from_key(key))
+                      if cid in measured.get(key, ())), None)
+        count += first is not None and first not in set(ds.config_ids[lo:hi])
+    return count
+
+
 def validate(model_dir, data_paths, out_dir=None) -> dict:
     from tilepick.model.predictor import Predictor
 
@@ -48,6 +70,7 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
     sweeps = ds.frame.groupby("problem_key")["sweep_id"].first().fillna("")
     in_pass = int(sweeps.str.startswith(RETIME_PREFIX).sum())
     scores = model_scores(pred, ds)
+    outside = picks_outside_pass(pred, ds, data_paths) if in_pass else 0
     table = metrics.per_problem(ds.problem_index, ds.tflops, scores)
     m_of = ds.frame["m"].to_numpy()[ds.starts][table["problem"].to_numpy()]
 
@@ -73,6 +96,7 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
                  "a problem with a re-timing pass is scored inside it (its contenders only, "
                  "every value from the same interleaved rounds)"),
         "problems_scored_within_pass": in_pass,
+        "model_top1_outside_pass": outside,
         "methods": methods, "unavailable": baselines.unavailable(ds),
         "model_top1_by_layout": methods["model top-1"]["by_layout"],   # kept for readers
         "worst": [{"problem": ds.problem_keys[p], "pick": ds.config_ids[r],
