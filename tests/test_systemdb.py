@@ -20,6 +20,12 @@ SHIPPED = ROOT / "models" / "perfdb_h200.sqlite"
 VALIDATION = ROOT / "data" / "gemm" / "bf16" / "h200" / "validation"
 
 
+def _swept():
+    """The sweeps' chunks (the re-timing pass, retime-*.parquet, has tests of its own)."""
+    return pd.concat([read_frame(f) for f in sorted(VALIDATION.glob("chunk-*.parquet"))],
+                     ignore_index=True)
+
+
 def _head() -> str | None:
     try:
         return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
@@ -38,7 +44,7 @@ def test_build_keeps_current_kernels_and_the_fastest(tmp_path):
     head = _head()
     if head is None or source_hash_at(head, ROOT) != kernel_source_hash():
         pytest.skip("needs a git checkout whose kernel sources are committed")
-    frame = read_frame(VALIDATION)
+    frame = _swept()
     keys = sorted(frame.problem_key.unique())[:3]
     rows = frame[frame.problem_key.isin(keys) & frame.valid].copy()
     rows["tilepick_commit"] = head
@@ -85,7 +91,7 @@ def test_shipped_db_serves_db_mode_on_its_environment(tmp_path, monkeypatch):
     # its own environment (after a kernel change the db simply stops matching: correct)
     env = Environment(*stored)
     p = GemmProblem.from_key(e["problem_key"])
-    frame = read_frame(VALIDATION)
+    frame = _swept()
     rows = frame[(frame.problem_key == p.key()) & frame.valid]
     d = Dispatcher(mode="db", device=SimulatedDevice.from_frame(rows), predictor=None,
                    user_db=None, system_db=SHIPPED, hw=profile("h200"), env=env)
