@@ -482,6 +482,27 @@ def test_clean_within_pass_keeps_only_a_problems_latest_pass():
     assert len(every[every["problem_key"] == first]) == len(a)
 
 
+def test_screen_label_times_put_retimed_rows_back_in_the_screening_regime():
+    rows = pd.DataFrame(synthetic_rows(SHAPES[:1], per_problem=6)).iloc[:3].copy()
+    rows["sweep_id"] = ["s1", "s1", "rt-1"]
+    rows["retimed"] = [True, False, True]
+    rows["time_ms"] = [2.6, 3.0, 5.0]     # the first: its re-timing rounds' median
+    rows["time_p20_ms"] = [1.0, 2.5, 4.0]
+    rows["time_p80_ms"] = [4.0, 3.5, 6.0]
+    times = dict(zip(rows["config_id"], [2.6, 3.0, 5.0]))
+    out = dataset.clean(rows, "bf16", "h200", label_times="screen").set_index("config_id")
+    cid = rows["config_id"].tolist()
+    assert out.loc[cid[0], "time_ms"] == pytest.approx(2.0)   # sqrt(1 x 4): screening
+    assert out.loc[cid[1], "time_ms"] == 3.0                  # screened: as measured
+    assert out.loc[cid[2], "time_ms"] == 5.0                  # a pass's row: its rounds
+    plain = dataset.clean(rows, "bf16", "h200").set_index("config_id")["time_ms"].to_dict()
+    assert plain == times
+    with pytest.raises(ValueError, match="label_times"):
+        dataset.clean(rows, label_times="best")
+    with pytest.raises(ValueError, match="label_times"):
+        TrainOptions(label_times="best")
+
+
 # -- metrics: edge cases -------------------------------------------------------------------------
 
 

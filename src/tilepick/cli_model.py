@@ -134,7 +134,11 @@ def register(app: typer.Typer) -> None:
                   "it where it raises the out-of-fold mean) | on | off"),
               fold_grouping: str = typer.Option(
                   "shape", "--fold-grouping", help="what a cross-validation fold holds out: "
-                  "shape (M, N, K) | weight (N, K, every M of it, as the validation sets do)")):
+                  "shape (M, N, K) | weight (N, K, every M of it, as the validation sets do)"),
+              label_times: str = typer.Option(
+                  "retimed", "--label-times", help="the times learned from: retimed (the "
+                  "re-timing rounds' median where a config was re-timed) | screen (every "
+                  "row's screening samples: one timing regime per problem)")):
         """Train and compare objectives on grouped folds; write the best model."""
         from tilepick.model.artifacts import ModelError
         from tilepick.model.dataset import DataError
@@ -147,7 +151,7 @@ def register(app: typer.Typer) -> None:
             opts = TrainOptions(objective=objective, folds=folds, seed=seed,
                                 rounds=rounds or NUM_ROUNDS, warm_start=warm_start,
                                 pool=tuple(pool), vendor_gate=vendor_gate,
-                                fold_grouping=fold_grouping,
+                                fold_grouping=fold_grouping, label_times=label_times,
                                 **({"catalog": catalog} if catalog else {}),
                                 **({"minority_layout_weight": minority_layout_weight}
                                    if minority_layout_weight is not None else {}),

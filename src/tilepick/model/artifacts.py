@@ -174,6 +174,7 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
                        "stratum_balance": opts.stratum_balance,
                        "vendor_gate": opts.vendor_gate, "folds": opts.folds,
                        "fold_grouping": opts.fold_grouping,
+                       "label_times": opts.label_times,
                        "seed": opts.seed, "cascade": opts.cascade.to_dict()},
         "trees": final.num_trees(),
         "warm_start": None, "train_seconds": round(train_s, 1),

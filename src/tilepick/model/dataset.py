@@ -63,15 +63,26 @@ def shape_group(frame: pd.DataFrame) -> np.ndarray:
             + frame["k"].astype(str)).to_numpy()
 
 
+#: what a row's time is for learning: "retimed" (the re-timing rounds' median where a config
+#: was re-timed, else its screening median) or "screen" (the screening samples for every row:
+#: one timing regime per problem; a re-timed row's screening median is estimated as
+#: sqrt(p20 x p80) of its screening samples, which the sweep keeps)
+LABEL_TIMES = ("retimed", "screen")
+
+
 def clean(frame: pd.DataFrame, dtype=None, arch: str | None = None,
-          meaningful_only: bool = True, within_pass: bool = False) -> pd.DataFrame:
+          meaningful_only: bool = True, within_pass: bool = False,
+          label_times: str = "retimed") -> pd.DataFrame:
     """The learnable rows of a dataset frame (see the module doc), sorted by problem.
 
     ``dtype``: one dtype token or a collection of them (a pooled training set).
     ``meaningful_only=False`` keeps interpreter timings (the CPU tests of tools that read
     datasets the way the model does). ``within_pass``: a problem re-timed by a re-timing pass
     (:mod:`tilepick.bench.retime`) keeps only the rows of its latest pass, so that its best
-    and every pick come from the same rounds (``validate``); other problems keep every row."""
+    and every pick come from the same rounds (``validate``); other problems keep every row.
+    ``label_times``: :data:`LABEL_TIMES`."""
+    if label_times not in LABEL_TIMES:
+        raise ValueError(f"label_times must be one of {LABEL_TIMES}, got {label_times!r}")
     df = frame
     if "op" in df:
         df = df[df["op"].fillna("gemm") == "gemm"]
@@ -93,9 +104,26 @@ def clean(frame: pd.DataFrame, dtype=None, arch: str | None = None,
         if within_pass:
             df = _latest_pass(df)
     df = _merge_repeats(df)
+    if label_times == "screen":
+        df = _screening_times(df)
     flops = 2.0 * df["m"] * df["n"] * df["k"] * df["batch"]
     df["tflops"] = flops / (df["time_ms"] * 1e9)
     return df.sort_values(["problem_key", "config_id"], kind="stable").reset_index(drop=True)
+
+
+def _screening_times(df: pd.DataFrame) -> pd.DataFrame:
+    """Re-timed rows back in the screening regime. The sweep overwrites a re-timed row's time
+    with the rounds' median but keeps the p20 / p80 of its screening samples; for screened
+    rows sqrt(p20 x p80) is within 1% of the median for 90% of them (BENCHMARKS, session 13).
+    Rows of a re-timing pass (no screening samples of their own: their p20 / p80 are of the
+    rounds) keep their time."""
+    r = (df["retimed"].to_numpy(bool) & df["time_p20_ms"].notna().to_numpy()
+         & df["time_p80_ms"].notna().to_numpy()
+         & ~df["sweep_id"].fillna("").str.startswith(RETIME_PREFIX).to_numpy())
+    if r.any():
+        df = df.copy()
+        df.loc[r, "time_ms"] = np.sqrt(df.loc[r, "time_p20_ms"] * df.loc[r, "time_p80_ms"])
+    return df
 
 
 def _latest_pass(df: pd.DataFrame) -> pd.DataFrame:
@@ -205,9 +233,9 @@ def build(frame: pd.DataFrame, hw: HardwareProfile, files=None, dtype: str | Non
 
 
 def load(paths, dtype: str = "bf16", arch: str = "h200", pool=(),
-         within_pass: bool = False) -> Dataset:
+         within_pass: bool = False, label_times: str = "retimed") -> Dataset:
     """Read, clean and featurise every parquet file under ``paths`` for one dtype and GPU
-    (``within_pass``: see :func:`clean`).
+    (``within_pass``, ``label_times``: see :func:`clean`).
 
     ``pool``: further dtypes whose rows are learned from too (bf16 and fp16 run the same
     tensor-core rate on Hopper, so their rankings share most of their structure; dtype is a
@@ -218,7 +246,8 @@ def load(paths, dtype: str = "bf16", arch: str = "h200", pool=(),
     if raw.empty:
         raise DataError(f"no rows in {[str(p) for p in paths]}")
     pool = [d for d in dict.fromkeys(pool) if d != dtype]
-    frame = clean(raw, dtype=[dtype, *pool], arch=arch, within_pass=within_pass)
+    frame = clean(raw, dtype=[dtype, *pool], arch=arch, within_pass=within_pass,
+                  label_times=label_times)
     if not (frame["dtype"] == dtype).any():
         found = sorted({(str(d), arch_from_name(str(g)) or str(g))
                         for d, g in zip(raw["dtype"], raw["gpu_name"].fillna(""))})

@@ -88,6 +88,7 @@ def recipe_options(model_dir) -> TrainOptions:
                         stratum_balance=float(params.get("stratum_balance", 0.0)),
                         cascade=CascadeSettings(**meta["cascade"]),
                         fold_grouping=params.get("fold_grouping", "shape"),
+                        label_times=params.get("label_times", "retimed"),
                         pool=tuple(manifest.get("pooled_dtypes", ())))
 
 
@@ -100,7 +101,7 @@ def recipe_data(model_dir) -> tuple[TrainOptions, Dataset, bool]:
     gated = read_json(model_dir / "predictor.json").get("ensemble", {}).get("gate_column")
     opts = recipe_options(model_dir)
     ds = load([d["path"] for d in manifest["data"]], manifest["dtype"], manifest["arch"],
-              opts.pool)
+              opts.pool, label_times=opts.label_times)
     return opts, ds, gated is not None
 
 
@@ -119,7 +120,8 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     opts = recipe_options(model_dir)
     obj = OBJECTIVES[opts.objective]
     want_pool = list(opts.pool)
-    pooled = load(data_paths, meta["dtype"], meta["arch"], want_pool)
+    pooled = load(data_paths, meta["dtype"], meta["arch"], want_pool,
+                  label_times=opts.label_times)
     missing = sorted(set(want_pool) - set(pooled.pooled_dtypes))
     if missing:   # the recipe includes those rows: without them this is another recipe
         raise DataError(f"{model_dir.name} was trained with {missing} rows pooled in; give "

@@ -22,7 +22,7 @@ import numpy as np
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.features import FEATURE_NAMES
 from tilepick.model import artifacts, cv, gate, metrics
-from tilepick.model.dataset import Dataset, load
+from tilepick.model.dataset import LABEL_TIMES, Dataset, load
 from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES, Objective, objective
 from tilepick.model.ranking import (CascadeSettings, Calibration, cascade_keys, score_gaps)
 from tilepick.model.scale import fit_scale, problem_rows
@@ -64,6 +64,9 @@ class TrainOptions:
     # all its token counts, as the validation sets do (BENCHMARKS, session 12: two changes
     # that won by shape lost on held-out weights)
     fold_grouping: str = "shape"
+    # the rows' times learned from (dataset.LABEL_TIMES): "screen" keeps each problem in one
+    # timing regime (BENCHMARKS, "Timing regimes")
+    label_times: str = "retimed"
 
     def __post_init__(self):
         if self.catalog not in artifacts.CATALOGS:
@@ -75,6 +78,9 @@ class TrainOptions:
             raise ValueError(f"stratum_balance must be >= 0, got {self.stratum_balance}")
         if not 0 <= self.catalog_min_rel <= 1:
             raise ValueError(f"catalog_min_rel must be within [0, 1], got {self.catalog_min_rel}")
+        if self.label_times not in LABEL_TIMES:
+            raise ValueError(f"label_times must be one of {LABEL_TIMES}, got "
+                             f"{self.label_times!r}")
         if self.fold_grouping not in cv.GROUPINGS:
             raise ValueError(f"fold_grouping must be one of {tuple(cv.GROUPINGS)}, "
                              f"got {self.fold_grouping!r}")
@@ -266,7 +272,7 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
         raise artifacts.ModelError(
             f"--warm-start continues the {previous.objective} model in {out}; "
             f"it cannot switch to --objective {opts.objective}")
-    ds = load(paths, dtype, arch, opts.pool)
+    ds = load(paths, dtype, arch, opts.pool, label_times=opts.label_times)
     log(f"data: {len(ds)} rows, {ds.n_problems} problems ({int(ds.served.sum())} {dtype}"
         + "".join(f", {int(((ds.frame['dtype'] == d).to_numpy()[ds.starts]).sum())} {d}"
                   for d in ds.pooled_dtypes) + f") from {len(ds.files)} files")
