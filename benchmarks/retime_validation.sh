@@ -6,7 +6,8 @@
 #
 # A pass cut by its budget saves the problems it finished (SIGTERM from `timeout`); its parts
 # come back and a later call resumes from them if they are put back under /tmp/retime/NAME
-# (RESUME_FROM=DIR holding NAME/part-*.parquet copies them there first).
+# (RESUME_FROM=DIR holding NAME/part-*.parquet copies them there first). RETIME_ARGS adds
+# arguments to every pass (e.g. "--model DIR": that model's picks among the contenders too).
 set -u
 : "${OUT:?set OUT to the folder that comes back}"
 export PYTHONPATH=src PYTHONUNBUFFERED=1
@@ -23,7 +24,7 @@ for spec in "$@"; do
     fi
     start=$(date +%s)
     timeout -s TERM -k 60 "$secs" python3 -m tilepick.cli data retime "$data" \
-        --out "$work/$name" --processes 16 > "$work/result/$name.log" 2>&1
+        --out "$work/$name" --processes 16 ${RETIME_ARGS:-} > "$work/result/$name.log" 2>&1
     echo "== $name: rc=$? after $(( $(date +%s) - start )) s"
     grep -v "it/s\]\|s/it\]\|problem/s\]\|s/problem\]" "$work/result/$name.log" | tail -n 30
     mkdir -p "$work/result/$name"
