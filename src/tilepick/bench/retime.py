@@ -12,9 +12,9 @@ and flatters a screened one.
 A pass, per problem: the contenders (the configs re-timed before, cuBLAS, every config within
 ``within`` of the problem's best TFLOP/s, at most ``top`` of them best first, the model's
 first ``model_top`` measured configs and the untrained baselines' candidates) are compiled
-in a spawned pool, launched once each (one
-that fails is left out and counted), then timed in ``rounds`` interleaved rounds by the sweep's
-protocol (:func:`tilepick.bench.timing.interleaved`). Each becomes a row of a new sweep: the
+in a spawned pool, launched once each (one that fails is left out and counted), then timed
+in ``rounds`` interleaved rounds by the sweep's protocol
+(:func:`tilepick.bench.timing.interleaved`). Each becomes a row of a new sweep: the
 old row's fields with the round medians' median as its time, ``retimed`` set, the round
 spread, the 20/80% quantiles of the round medians, the pass's provenance and date. The loader
 prefers the latest re-timing of a (problem, config) (:func:`tilepick.model.dataset.clean`), so

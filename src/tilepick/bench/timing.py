@@ -334,8 +334,8 @@ def gather(fns: dict, want: dict, host_ms: float = DEFAULT_HOST_MS, *, lead: int
     times; then kept (``STATS``).
 
     ``gpu_ms[k]``: an estimate of one call's GPU time, to shorten the holds (and to drop the
-    lead of calls of at least ``LEAD_MAX_MS``). Returns the
-    samples per key and the host time per call measured (for the next caller's hold)."""
+    lead of calls of at least ``LEAD_MAX_MS``). Returns the samples per key and the host time
+    per call measured (for the next caller's hold)."""
     got: dict = {k: [] for k in want}
     lates: dict = {k: [] for k in want}
     for attempt in range(GATHER_ATTEMPTS + 1):
