@@ -196,15 +196,21 @@ def test_blocks_keep_a_candidates_calls_together():
         ("a", True), ("b", False), ("b", True)]
 
 
-def test_gather_leads_only_calls_not_known_to_be_long(monkeypatch):
+def _recorded_rounds(monkeypatch, ms: float) -> list:
+    """timed_round replaced: every call reads ``ms``, on time; returns each round's ``timed``."""
     monkeypatch.setattr(timing, "interpreting", lambda: False)
     seen = []
 
     def fake_round(calls, timed=None, host_ms=0.1, gpu_ms=0.0, flush_l2=True, then=None):
-        seen.append(list(timed))
-        return timing.Round([1.0] * len(calls), [False] * len(calls), [0.1] * len(calls))
+        seen.append(list(timed) if timed is not None else [True] * len(calls))
+        return timing.Round([ms] * len(calls), [False] * len(calls), [0.1] * len(calls))
 
     monkeypatch.setattr(timing, "timed_round", fake_round)
+    return seen
+
+
+def test_gather_leads_only_calls_not_known_to_be_long(monkeypatch):
+    seen = _recorded_rounds(monkeypatch, 1.0)
     fns = {k: (lambda: None) for k in "abc"}
     got, _ = timing.gather(fns, {"a": 1, "b": 1, "c": 1}, lead=1,
                            gpu_ms={"a": 0.2, "b": timing.LEAD_MAX_MS})
@@ -247,16 +253,9 @@ def test_gather_retakes_late_samples_then_keeps_them(monkeypatch):
 
 
 def test_gather_splits_long_rounds(monkeypatch):
-    monkeypatch.setattr(timing, "interpreting", lambda: False)
-    sizes = []
-
-    def fake_round(calls, timed=None, host_ms=0.1, gpu_ms=0.0, flush_l2=True, then=None):
-        sizes.append(len(calls))
-        return timing.Round([2.0] * len(calls), [False] * len(calls), [0.1] * len(calls))
-
-    monkeypatch.setattr(timing, "timed_round", fake_round)
+    seen = _recorded_rounds(monkeypatch, 2.0)
     got, _ = timing.gather({k: (lambda: None) for k in "abc"}, {"a": 50, "b": 50, "c": 1})
-    assert sizes == [timing.ROUND_MAX_CALLS, 101 - timing.ROUND_MAX_CALLS]
+    assert [len(t) for t in seen] == [timing.ROUND_MAX_CALLS, 101 - timing.ROUND_MAX_CALLS]
     assert {k: len(v) for k, v in got.items()} == {"a": 50, "b": 50, "c": 1}
 
 
