@@ -1,0 +1,105 @@
+"""Where does the sweep's compile time go? ptxas against the rest, per family.
+
+Compiles the binaries a sweep would compile (the plan of ``tilepick sweep --problems mixed
+--sample 150 --pool 120 --limit 200 --max-tflop 1.1 --order model``, one task per
+specialisation, as ``bench.compile_pool.compile_all`` groups them) in a spawned pool whose
+workers time every ``ptxas`` subprocess (Triton assembles PTX to a cubin with it), and
+reports wall time, the workers' busy time, ptxas's share, the first task of each worker
+(its imports and CUDA context) and the per-family means. Run on the GPU machine, cold cache:
+
+    TRITON_CACHE_DIR=$(mktemp -d) PYTHONPATH=src python3 benchmarks/compile_profile.py \
+        [--processes 16] [--out FILE]
+"""
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import statistics
+import subprocess
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+from tilepick.bench import compile_pool, shapes
+from tilepick.bench.sweep import SweepOptions, plan_configs
+
+_PTXAS = {"seconds": 0.0, "calls": 0, "tasks": 0}
+
+
+def _init():
+    compile_pool._init_worker()
+    run = subprocess.run
+
+    def timed_run(args, *a, **kw):
+        t0 = time.perf_counter()
+        try:
+            return run(args, *a, **kw)
+        finally:
+            if "ptxas" in str(args[0] if isinstance(args, (list, tuple)) else args):
+                _PTXAS["seconds"] += time.perf_counter() - t0
+                _PTXAS["calls"] += 1
+    subprocess.run = timed_run
+
+
+def _task(task):
+    before = dict(_PTXAS)
+    _PTXAS["tasks"] += 1
+    pkey, cid, ok, reason, secs = compile_pool._warm(task)
+    return (cid, ok, secs, _PTXAS["seconds"] - before["seconds"],
+            _PTXAS["calls"] - before["calls"], before["tasks"] == 0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--processes", type=int, default=16)
+    ap.add_argument("--limit", type=int, default=200)
+    ap.add_argument("--max-tflop", type=float, default=1.1)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    import random
+
+    plist = shapes.resolve_problems("mixed", "bf16", "rr", 0, None)
+    random.Random(0).shuffle(plist)   # as `tilepick sweep` orders and filters them
+    problems = [p for p in plist if p.flops / 1e12 <= args.max_tflop][:args.limit]
+    plan = plan_configs(problems, SweepOptions(sample=150, pool=120, seed=0, order="model",
+                                               progress=False))
+    groups = {}
+    for p, cfgs in plan:
+        for c in cfgs:
+            groups.setdefault(compile_pool.specialisation_key(p, c), (p.key(), c.id))
+    tasks = list(groups.values())
+    t0 = time.time()
+    results = []
+    with ProcessPoolExecutor(max_workers=args.processes, mp_context=mp.get_context("spawn"),
+                             initializer=_init) as pool:
+        for fut in as_completed([pool.submit(_task, t) for t in tasks]):
+            results.append(fut.result())
+    wall = time.time() - t0
+    fam = {}
+    for cid, ok, secs, ptx, calls, first in results:
+        f = fam.setdefault(cid.split(".")[1], {"n": 0, "s": [], "ptxas": []})
+        f["n"] += 1
+        f["s"].append(secs)
+        f["ptxas"].append(ptx)
+    busy = sum(r[2] for r in results)
+    ptxas = sum(r[3] for r in results)
+    firsts = [r[2] for r in results if r[5]]
+    out = {"binaries": len(results), "failed": sum(not r[1] for r in results),
+           "processes": args.processes, "wall_s": wall, "binaries_per_s": len(results) / wall,
+           "busy_s": busy, "busy_fraction": busy / (wall * args.processes),
+           "ptxas_s": ptxas, "ptxas_share_of_busy": ptxas / busy if busy else math.nan,
+           "ptxas_calls": sum(r[4] for r in results),
+           "first_task_s_mean": statistics.mean(firsts) if firsts else None,
+           "rest_task_s_mean": statistics.mean(r[2] for r in results if not r[5]),
+           "by_family": {k: {"binaries": v["n"], "mean_s": statistics.mean(v["s"]),
+                             "mean_ptxas_s": statistics.mean(v["ptxas"])}
+                         for k, v in sorted(fam.items())}}
+    print(json.dumps(out, indent=1))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
