@@ -56,6 +56,14 @@ def data_files(paths) -> list[Path]:
     return list(dict.fromkeys(files))
 
 
+def read_raw(paths) -> pd.DataFrame:
+    """Every row of the parquet files under ``paths``, as measured (DataError if none)."""
+    raw = pd.concat([read_frame(f) for f in data_files(paths)], ignore_index=True)
+    if raw.empty:
+        raise DataError(f"no rows in {[str(p) for p in paths]}")
+    return raw
+
+
 def shape_group(frame: pd.DataFrame) -> np.ndarray:
     """The cross-validation group of each row: its (M, N, K), whatever the dtype, layout or
     strides, so one shape is never both trained on and tested on."""
@@ -240,11 +248,7 @@ def load(paths, dtype: str = "bf16", arch: str = "h200", pool=(),
     ``pool``: further dtypes whose rows are learned from too (bf16 and fp16 run the same
     tensor-core rate on Hopper, so their rankings share most of their structure; dtype is a
     feature). The problems of ``dtype`` must be there; the pooled ones are optional."""
-    files = data_files(paths)
-    frames = [read_frame(f) for f in files]
-    raw = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if raw.empty:
-        raise DataError(f"no rows in {[str(p) for p in paths]}")
+    raw = read_raw(paths)
     pool = [d for d in dict.fromkeys(pool) if d != dtype]
     frame = clean(raw, dtype=[dtype, *pool], arch=arch, within_pass=within_pass,
                   label_times=label_times)
@@ -253,5 +257,6 @@ def load(paths, dtype: str = "bf16", arch: str = "h200", pool=(),
                         for d, g in zip(raw["dtype"], raw["gpu_name"].fillna(""))})
         raise DataError(f"no valid {dtype} rows measured on {arch} in "
                         f"{[str(p) for p in paths]} (found dtype/arch pairs: {found[:6]})")
-    meta = [{"path": str(f), "sha256": sha256_file(f), "bytes": os.path.getsize(f)} for f in files]
+    meta = [{"path": str(f), "sha256": sha256_file(f), "bytes": os.path.getsize(f)}
+            for f in data_files(paths)]
     return build(frame, profile(arch), meta, dtype)
