@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import statistics
 import time
 import uuid
@@ -76,13 +75,9 @@ def current_view(paths) -> pd.DataFrame:
     repeats merged (re-timings preferred), with their TFLOP/s (interpreter timings only under
     the interpreter)."""
     from tilepick.bench.timing import interpreting
-    from tilepick.model.dataset import clean
+    from tilepick.model.dataset import clean, read_raw
 
-    frames = [io.read_frame(p) for p in paths]
-    raw = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if raw.empty:
-        raise ValueError(f"no rows in {[str(p) for p in paths]}")
-    return clean(raw, meaningful_only=not interpreting())
+    return clean(read_raw(paths), meaningful_only=not interpreting())
 
 
 def contenders(view: pd.DataFrame, opts: RetimeOptions, ranker=None,
@@ -199,8 +194,8 @@ def retime(paths, out_dir, opts: RetimeOptions | None = None, limit: int | None 
     interrupted = None
     try:
         for i, (key, ids) in enumerate(todo):
-            n_rows += _retime_problem(key, ids, compiled, view, rows_of, opts, prov, sweep_id,
-                                      buffer, failed, shifts, oracle_moves)
+            n_rows += _retime_problem(key, ids, compiled, rows_of.loc[key], opts, prov,
+                                      sweep_id, buffer, failed, shifts, oracle_moves)
             bar.update(1)
             if (i + 1) % opts.flush_every == 0:   # a killed pass loses at most these
                 io.write_part(out_dir, buffer)
@@ -227,16 +222,16 @@ def retime(paths, out_dir, opts: RetimeOptions | None = None, limit: int | None 
     out_dir.mkdir(parents=True, exist_ok=True)
     if interrupted is not None:
         summary["interrupted"] = True
-    (out_dir / f"retime-{sweep_id}.json").write_text(json.dumps(summary, indent=1,
-                                                                default=_json_default))
+    (out_dir / f"retime-{sweep_id}.json").write_text(json.dumps(summary, indent=1))
     if interrupted is not None:
         raise interrupted
     return summary
 
 
-def _retime_problem(key, ids, compiled, view, rows_of, opts, prov, sweep_id, buffer, failed,
+def _retime_problem(key, ids, compiled, group, opts, prov, sweep_id, buffer, failed,
                     shifts, oracle_moves) -> int:
-    """Re-time one problem's contenders; append its rows to ``buffer``; rows written."""
+    """Re-time one problem's contenders (``group``: its current rows, by config id); append
+    their rows to ``buffer``; returns how many."""
     from tilepick.bench.runner import ProblemInputs
     from tilepick.bench.timing import interleaved, interpreting
     from tilepick.runtime import device_for_kernels
@@ -260,11 +255,10 @@ def _retime_problem(key, ids, compiled, view, rows_of, opts, prov, sweep_id, buf
         return 0
     date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     res = interleaved(fns, rounds=opts.rounds, warmup=1, reps=opts.reps, max_ms=opts.max_ms)
-    group = view[view["problem_key"] == key]
     before = float(group["tflops"].max())
     new_t = {}
     for cid, r in res.items():
-        old = rows_of.loc[(key, cid)]
+        old = group.loc[cid]
         row = {c: old[c] for c in NAMES if c in old.index}
         row.update(problem_key=key, config_id=cid, **prov, date=date, sweep_id=sweep_id,
                    time_ms=r.ms, retimed=True, retime_spread=r.spread,
@@ -276,15 +270,8 @@ def _retime_problem(key, ids, compiled, view, rows_of, opts, prov, sweep_id, buf
         new_t[cid] = row["tflops"]
         if bool(old["retimed"]):
             shifts.append(row["tflops"] / float(old["tflops"]))
-    others = group.loc[~group["config_id"].isin(list(new_t)), "tflops"]
+    others = group.loc[~group.index.isin(list(new_t)), "tflops"]
     after = max(max(new_t.values()), float(others.max()) if len(others) else 0.0)
     oracle_moves.append(after / before)
     return len(new_t)
 
-
-def _json_default(o):
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return float(o) if math.isfinite(o) else None
-    return str(o)
