@@ -34,7 +34,9 @@ LABELS = ["< 20 us", "20-100 us", "0.1-1 ms", ">= 1 ms"]
 
 
 def _valid(path):
-    df = pd.concat([pd.read_parquet(f) for f in sorted(glob.glob(f"{path}/*.parquet"))])
+    # the sweeps' chunks only: the re-timing passes since added to the folders are what
+    # this compares against them
+    df = pd.concat([pd.read_parquet(f) for f in sorted(glob.glob(f"{path}/chunk-*.parquet"))])
     df = df[df["valid"].fillna(False) & (df["time_ms"] > 0)]
     return df.drop_duplicates(["problem_key", "config_id", "sweep_id"])
 
