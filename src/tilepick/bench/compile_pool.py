@@ -1,7 +1,11 @@
 """Parallel compilation into Triton's on-disk cache, before any timing.
 
-Workers are *spawned* (never forked: a process forked after CUDA initialisation faults, as the
-CK heuristics found), and the parent touches no CUDA context until the pool is done. Tasks that
+Workers never come from a process that touched CUDA (a process forked after CUDA
+initialisation faults, as the CK heuristics found), and the parent touches no CUDA context
+until the pool is done. By default they are forked from a *forkserver*: one clean process,
+started by the pool and never touching CUDA, that imports torch, Triton and the kernels once,
+so a worker starts with them imported instead of paying ~1-3 s of imports per worker in a
+freshly spawned interpreter (``TILEPICK_COMPILE_START=spawn`` restores that). Tasks that
 compile to the same binary (same config and same launch-plan specialisation) are compiled once.
 A compile failure is a result (the config is invalid for that class of problems), not an error.
 """
@@ -33,6 +37,35 @@ def specialisation_key(problem: GemmProblem, config: KernelConfig) -> tuple:
     plan = solver.plan(problem, config) if hasattr(solver, "plan") else None
     return (config.id, plan.constexprs if plan else None, problem.dtype_token, problem.layout,
             problem.base_align)
+
+
+# How workers start (``multiprocessing`` start methods that never fork a CUDA process).
+START_METHODS = ("forkserver", "spawn")
+# What the forkserver imports once for every worker it forks (nothing here touches CUDA);
+# "__main__" (multiprocessing's own default) spares each worker re-importing the main script.
+PRELOAD = ["__main__", "torch", "triton", "triton.language", "tilepick.solvers", "tilepick.kernels.gemm_ptr",
+           "tilepick.kernels.gemm_tma", "tilepick.tensors", "tilepick.bench.compile_pool"]
+
+
+def start_method(name: str | None = None) -> str:
+    """``name``, else ``TILEPICK_COMPILE_START``, else forkserver; anything else is an error."""
+    method = name or os.environ.get("TILEPICK_COMPILE_START") or START_METHODS[0]
+    if method not in START_METHODS:
+        raise ValueError(f"compile pool start method {method!r} is not one of {START_METHODS} "
+                         "(from TILEPICK_COMPILE_START or the caller)")
+    return method
+
+
+def make_pool(processes: int, method: str | None = None,
+              initializer=None) -> ProcessPoolExecutor:
+    """The compile workers' pool. A forkserver is started once per parent process and reused
+    by later pools (its preload list is fixed when it starts)."""
+    method = start_method(method)
+    ctx = mp.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload(PRELOAD)
+    return ProcessPoolExecutor(max_workers=processes, mp_context=ctx,
+                               initializer=initializer or _init_worker)
 
 
 def _init_worker():
@@ -85,9 +118,7 @@ def compile_all(pairs, processes: int | None = None,
         return results
     by_first = {members[0]: members for members in groups.values()}
     processes = processes or max(1, (os.cpu_count() or 2) - 1)
-    ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=processes, mp_context=ctx,
-                             initializer=_init_worker) as pool:
+    with make_pool(processes) as pool:
         futures = [pool.submit(_warm, t) for t in tasks]
         bar = tqdm(total=len(futures), desc="compile", unit="kernel", disable=not progress,
                    mininterval=2.0)
