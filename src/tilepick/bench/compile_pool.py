@@ -68,6 +68,20 @@ def make_pool(processes: int, method: str | None = None,
                                initializer=initializer or _init_worker)
 
 
+def prestart(method: str | None = None) -> None:
+    """Start the forkserver now: it imports its preload list while the caller goes on (e.g.
+    plans the sweep), so the pool's workers later fork from a ready server. Nothing under the
+    interpreter (no pool is made there)."""
+    from tilepick.runtime import interpreting
+
+    if interpreting() or start_method(method) != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    mp.get_context("forkserver").set_forkserver_preload(PRELOAD)
+    forkserver.ensure_running()
+
+
 def _init_worker():
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:

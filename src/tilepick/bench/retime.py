@@ -153,9 +153,10 @@ def retime(paths, out_dir, opts: RetimeOptions | None = None, limit: int | None 
     ``retime-<id>.json``)."""
     from tqdm import tqdm
 
-    from tilepick.bench.compile_pool import compile_all
+    from tilepick.bench.compile_pool import compile_all, prestart
 
     opts = opts or RetimeOptions()
+    prestart()   # the compile workers' server imports torch and Triton while this plans
     out_dir = Path(out_dir)
     view = current_view(paths)
     rankers = {}

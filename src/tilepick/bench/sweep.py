@@ -355,9 +355,10 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
               opts: SweepOptions | None = None) -> SweepSummary:
     from tqdm import tqdm
 
-    from tilepick.bench.compile_pool import compile_all
+    from tilepick.bench.compile_pool import compile_all, prestart
 
     opts = opts or SweepOptions()
+    prestart()   # the compile workers' server imports torch and Triton while this plans
     out_dir = Path(out_dir)
     summary = SweepSummary(sweep_id=uuid.uuid4().hex[:10])
     done = io.done_problems(out_dir)
