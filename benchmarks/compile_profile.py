@@ -2,7 +2,7 @@
 
 Compiles the binaries a sweep would compile (the plan of ``tilepick sweep --problems mixed
 --sample 150 --pool 120 --limit 200 --max-tflop 1.1 --order model``, one task per
-specialisation, as ``bench.compile_pool.compile_all`` groups them) in a spawned pool whose
+binary, as ``bench.compile_pool.compile_all`` groups them) in a spawned pool whose
 workers time every ``ptxas`` subprocess (Triton assembles PTX to a cubin with it), and
 reports wall time, the workers' busy time, ptxas's share, the first task of each worker
 (its imports and CUDA context), each worker's start-up (pool creation to its first task)
@@ -11,7 +11,7 @@ and tail (its last task to the pool's end), and the per-family means. The pool i
 machine, cold cache:
 
     TRITON_CACHE_DIR=$(mktemp -d) PYTHONPATH=src python3 benchmarks/compile_profile.py \
-        [--processes 16] [--start-method forkserver|spawn] [--out FILE]
+        [--processes 16] [--start-method forkserver|spawn] [--prestart] [--out FILE]
 """
 
 import argparse
@@ -51,8 +51,8 @@ def _task(task):
     before = dict(_PTXAS)
     _PTXAS["tasks"] += 1
     start = time.time()
-    pkey, cid, ok, reason, secs = compile_pool._warm(task)
-    return (cid, ok, secs, _PTXAS["seconds"] - before["seconds"],
+    (pkey, cid, launch), ok, reason, secs = compile_pool._warm(task)
+    return (cid if launch == 0 else "reduce.splitk_reduce", ok, secs, _PTXAS["seconds"] - before["seconds"],
             _PTXAS["calls"] - before["calls"], before["tasks"] == 0,
             {"pid": os.getpid(), "start": start, "end": time.time(), **_T})
 
@@ -63,20 +63,22 @@ def main():
     ap.add_argument("--limit", type=int, default=200)
     ap.add_argument("--max-tflop", type=float, default=1.1)
     ap.add_argument("--start-method", default=None, choices=compile_pool.START_METHODS)
+    ap.add_argument("--prestart", action="store_true",
+                    help="start the forkserver before planning, as tilepick sweep does")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     import random
 
+    if args.prestart:
+        compile_pool.prestart(args.start_method)
     plist = shapes.resolve_problems("mixed", "bf16", "rr", 0, None)
     random.Random(0).shuffle(plist)   # as `tilepick sweep` orders and filters them
     problems = [p for p in plist if p.flops / 1e12 <= args.max_tflop][:args.limit]
     plan = plan_configs(problems, SweepOptions(sample=150, pool=120, seed=0, order="model",
                                                progress=False))
-    groups = {}
-    for p, cfgs in plan:
-        for c in cfgs:
-            groups.setdefault(compile_pool.specialisation_key(p, c), (p.key(), c.id))
-    tasks = list(groups.values())
+    pairs = [(p, c) for p, cfgs in plan for c in cfgs]
+    tasks = list(compile_pool.binary_tasks(pairs)[0].values())
+    configs = len({compile_pool.specialisation_key(p, c) for p, c in pairs if not c.is_vendor})
     t0 = time.time()
     results = []
     method = compile_pool.start_method(args.start_method)
@@ -105,8 +107,9 @@ def main():
     ptxas = sum(r[3] for r in results)
     firsts = [r[2] for r in results if r[5]]
     out = {"binaries": len(results), "failed": sum(not r[1] for r in results),
-           "processes": args.processes, "start_method": method, "workers": len(workers),
+           "processes": args.processes, "start_method": method, "prestart": args.prestart, "workers": len(workers),
            "wall_s": wall, "binaries_per_s": len(results) / wall,
+           "configs_compiled": configs, "configs_compiled_per_s": configs / wall,
            "pool_shutdown_s": wall - (t_done - t0), "worker_timeline_s": timeline,
            "busy_s": busy, "busy_fraction": busy / (wall * args.processes),
            "ptxas_s": ptxas, "ptxas_share_of_busy": ptxas / busy if busy else math.nan,

@@ -48,7 +48,7 @@ def main():
     args = ap.parse_args()
 
     from tilepick import solvers
-    from tilepick.bench.compile_pool import compile_all
+    from tilepick.bench.compile_pool import binaries_of, compile_all
     from tilepick.bench.runner import ProblemInputs, run_config
     from tilepick.runtime import device_for_kernels
     from tilepick.bench.timing import interleaved
@@ -68,14 +68,12 @@ def main():
     t0 = time.time()
     compiled = compile_all(pairs, processes=args.processes)
     compile_wall = time.time() - t0
-    binaries = {}
-    for (pk, cid), r in compiled.items():
-        binaries.setdefault((cid, r.seconds), r)  # one entry per compiled binary
+    binaries = {r.binaries: r for r in compiled.values()}   # one entry per config's binaries
     compile_secs = sorted(r.seconds for r in binaries.values()) or [0.0]  # none: interpreter
     n_compile_fail = sum(1 for r in binaries.values() if not r.ok)
-    print(f"compiled {len(binaries)} binaries for {len(pairs)} (shape, config) pairs in "
+    print(f"compiled {binaries_of(compiled)} binaries for {len(pairs)} (shape, config) pairs in "
           f"{compile_wall:.0f} s with {args.processes} processes; median {statistics.median(compile_secs):.2f} s "
-          f"per binary; {n_compile_fail} failed", flush=True)
+          f"per config; {n_compile_fail} failed", flush=True)
 
     import torch
 
@@ -142,9 +140,9 @@ def main():
     ratios = [r["ratio_vs_cublas"] for r in rows if r["ratio_vs_cublas"]]
     geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else None
     result = {"provenance": prov, "args": vars(args), "compile": {
-        "binaries": len(binaries), "failed": n_compile_fail, "wall_s": compile_wall,
+        "binaries": binaries_of(compiled), "failed": n_compile_fail, "wall_s": compile_wall,
         "processes": args.processes, "median_s_per_binary": statistics.median(compile_secs),
-        "binaries_per_s": len(binaries) / compile_wall if compile_wall else None},
+        "binaries_per_s": binaries_of(compiled) / compile_wall if compile_wall else None},
         "rows": rows, "geomean_ratio_vs_cublas": geo, "total_s": time.time() - t_start}
     name = f"space_vs_cublas_{args.dtype}_{args.layout}"
     with open(os.path.join(args.out, name + ".json"), "w") as f:

@@ -288,7 +288,7 @@ def warmup(problems: str = typer.Option(..., "--problems",
         med = f"{d['median_compile_s']:.2f} s" if d["median_compile_s"] is not None else "n/a"
         typer.echo(f"{d['problems']} problems, {d['pairs']} (problem, config) pairs, "
                    f"{d['binaries']} binaries compiled in {d['seconds']:.1f} s "
-                   f"(median {med} per binary), {len(d['failed'])} failed")
+                   f"(median {med} per config), {len(d['failed'])} failed")
         for f in d["failed"]:
             typer.echo(f"  failed: {f}")
 

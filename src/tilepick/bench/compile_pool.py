@@ -26,17 +26,37 @@ from tilepick.problem import GemmProblem
 class CompileResult:
     ok: bool
     reason: str
-    seconds: float
+    seconds: float           # the compile time of the pair's binaries, summed
+    binaries: tuple = ()     # their keys (``Solver.binaries``), shared with other pairs
 
 
 def specialisation_key(problem: GemmProblem, config: KernelConfig) -> tuple:
-    """Two (problem, config) pairs with equal keys run the same compiled binaries."""
+    """A config under one launch-plan specialisation: what a sweep reports as a compiled
+    config (several of them may share binaries: split counts are run-time arguments)."""
     from tilepick import solvers
 
     solver = solvers.SOLVERS[config.family]
     plan = solver.plan(problem, config) if hasattr(solver, "plan") else None
     return (config.id, plan.constexprs if plan else None, problem.dtype_token, problem.layout,
             problem.base_align)
+
+
+def binary_tasks(pairs) -> tuple[dict[tuple, tuple[str, str, int]], dict[tuple[str, str], tuple]]:
+    """The unique binaries that ``pairs`` need, each as the first (problem key, config id,
+    launch index) that needs it, and each pair's binary keys (vendor candidates: none)."""
+    from tilepick import solvers
+
+    tasks: dict[tuple, tuple[str, str, int]] = {}
+    needs: dict[tuple[str, str], tuple] = {}
+    for problem, config in pairs:
+        if config.is_vendor:
+            continue
+        solver = solvers.SOLVERS[config.family]
+        keys = solver.binaries(problem, config) if hasattr(solver, "binaries") else ()
+        needs[(problem.key(), config.id)] = keys
+        for i, key in enumerate(keys):
+            tasks.setdefault(key, (problem.key(), config.id, i))
+    return tasks, needs
 
 
 # How workers start (``multiprocessing`` start methods that never fork a CUDA process).
@@ -92,54 +112,55 @@ def _init_worker():
         pass
 
 
-def _warm(task: tuple[str, str]) -> tuple[str, str, bool, str, float]:
+def _warm(task: tuple[str, str, int]) -> tuple[tuple[str, str, int], bool, str, float]:
     from tilepick import solvers
 
-    pkey, cid = task
+    pkey, cid, launch = task
     t0 = time.perf_counter()
     try:
         problem, config = GemmProblem.from_key(pkey), KernelConfig.from_id(cid)
-        solver = solvers.SOLVERS[config.family]
-        if hasattr(solver, "warmup"):
-            solver.warmup(problem, config)
-        return pkey, cid, True, "", time.perf_counter() - t0
+        solvers.SOLVERS[config.family].warmup(problem, config, only=launch)
+        return task, True, "", time.perf_counter() - t0
     except Exception as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return pkey, cid, False, f"{type(exc).__name__}: {msg}"[:500], time.perf_counter() - t0
+        return task, False, f"{type(exc).__name__}: {msg}"[:500], time.perf_counter() - t0
 
 
 def compile_all(pairs, processes: int | None = None,
                 progress: bool = True) -> dict[tuple[str, str], CompileResult]:
-    """Compile every (problem, config) pair's binaries; returns a result per (problem key, id).
-
-    ``seconds`` is the compile time of the binary (shared by every pair that uses it).
-    """
+    """Compile every binary the (problem, config) pairs need, each once; returns a result per
+    (problem key, config id): ok if all its binaries compiled (else the first failure's
+    reason), with their compile seconds summed."""
     from tqdm import tqdm
 
     from tilepick.runtime import interpreting
 
     if interpreting():
         return {}  # the interpreter compiles nothing ahead; kernels run as Python
-    groups: dict[tuple, list[tuple[str, str]]] = {}
-    for problem, config in pairs:
-        if config.is_vendor:
-            continue
-        groups.setdefault(specialisation_key(problem, config), []).append(
-            (problem.key(), config.id))
-    tasks = [members[0] for members in groups.values()]
-    results: dict[tuple[str, str], CompileResult] = {}
+    tasks, needs = binary_tasks(pairs)
     if not tasks:
-        return results
-    by_first = {members[0]: members for members in groups.values()}
+        return {}
+    done: dict[tuple, tuple[bool, str, float]] = {}
+    key_of = {task: key for key, task in tasks.items()}
     processes = processes or max(1, (os.cpu_count() or 2) - 1)
     with make_pool(processes) as pool:
-        futures = [pool.submit(_warm, t) for t in tasks]
+        futures = [pool.submit(_warm, t) for t in tasks.values()]
         bar = tqdm(total=len(futures), desc="compile", unit="kernel", disable=not progress,
                    mininterval=2.0)
         for fut in as_completed(futures):
-            pkey, cid, ok, reason, secs = fut.result()
-            for member in by_first[(pkey, cid)]:
-                results[member] = CompileResult(ok, reason, secs)
+            task, ok, reason, secs = fut.result()
+            done[key_of[task]] = (ok, reason, secs)
             bar.update(1)
         bar.close()
+    results = {}
+    for pair, keys in needs.items():
+        parts = [done[k] for k in keys]
+        failed = next((r for ok, r, _ in parts if not ok), None)
+        results[pair] = CompileResult(failed is None, failed or "", sum(s for _, _, s in parts),
+                                      keys)
     return results
+
+
+def binaries_of(results: dict[tuple[str, str], CompileResult]) -> int:
+    """How many distinct binaries ``compile_all`` compiled for these results."""
+    return len({k for r in results.values() for k in r.binaries})

@@ -81,7 +81,8 @@ class SweepSummary:
     timed: int = 0
     invalid_by_reason: Counter = field(default_factory=Counter)
     compile_s: float = 0.0
-    binaries: int = 0
+    binaries: int = 0            # compiled kernels
+    configs_compiled: int = 0    # configs x specialisation they serve (split counts share)
     measure_s: float = 0.0
     # where the measuring wall time goes (inputs, check = each config's first launch and its
     # comparison with float64, screen, retime); BENCHMARKS.md reads it against kernel time
@@ -103,6 +104,9 @@ class SweepSummary:
                 "invalid_by_reason": dict(self.invalid_by_reason.most_common()),
                 "compile_s": self.compile_s, "binaries": self.binaries,
                 "binaries_per_s": self.binaries / self.compile_s if self.compile_s else None,
+                "configs_compiled": self.configs_compiled,
+                "configs_compiled_per_s": (self.configs_compiled / self.compile_s
+                                           if self.compile_s else None),
                 "measure_s": self.measure_s, "timed_configs_per_s": self.configs_per_s,
                 "host_s": {k: round(v, 3) for k, v in self.host_s.items()},
                 "check_samples": dict(self.check_samples),
@@ -355,7 +359,8 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
               opts: SweepOptions | None = None) -> SweepSummary:
     from tqdm import tqdm
 
-    from tilepick.bench.compile_pool import compile_all, prestart
+    from tilepick.bench.compile_pool import (binaries_of, compile_all, prestart,
+                                             specialisation_key)
 
     opts = opts or SweepOptions()
     prestart()   # the compile workers' server imports torch and Triton while this plans
@@ -375,7 +380,9 @@ def run_sweep(problems: list[GemmProblem], out_dir: str | Path,
     compiled = compile_all([(p, c) for p, cfgs in plan for c in cfgs],
                            processes=opts.processes, progress=opts.progress)
     summary.compile_s = time.time() - t0
-    summary.binaries = len({(cid, r.seconds) for (_, cid), r in compiled.items()})
+    summary.binaries = binaries_of(compiled)
+    summary.configs_compiled = len({specialisation_key(p, c) for p, cfgs in plan for c in cfgs
+                                    if (p.key(), c.id) in compiled})
 
     from tilepick.provenance import collect
 

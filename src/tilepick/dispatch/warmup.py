@@ -45,16 +45,16 @@ def compile_pairs(pairs, problems: int, processes: int | None = None,
     import statistics
     import time
 
-    from tilepick.bench.compile_pool import compile_all
+    from tilepick.bench.compile_pool import binaries_of, compile_all
 
     pairs = [(p, c) for p, c in dict.fromkeys(pairs) if not c.is_vendor]
     t0 = time.time()
     results = compile_all(pairs, processes=processes, progress=progress)
     secs = time.time() - t0
-    binaries = {(cid, r.seconds): r for (_, cid), r in results.items()}
+    binaries = {r.binaries: r for r in results.values()}   # each config's set, once
     failed = sorted({f"{cid}: {r.reason}" for (_, cid), r in results.items() if not r.ok})
     times = [r.seconds for r in binaries.values()]
-    return WarmupReport(problems, len(pairs), len(binaries), failed, secs,
+    return WarmupReport(problems, len(pairs), binaries_of(results), failed, secs,
                         statistics.median(times) if times else None)
 
 

@@ -7,7 +7,9 @@ problem, so a bf16 K=1000 GEMM (8-element aligned, not 16) still gets vector loa
 
 SPLIT_MODE: 0 = no split (write C), 1 = deterministic split-K (each split writes its own fp32
 workspace slice; ``splitk_reduce`` sums them), 2 = atomic split-K (fp32 atomics into a zeroed
-workspace; ``splitk_reduce`` with one slice casts it).
+workspace; ``splitk_reduce`` with one slice casts it). The number of splits is the grid's second
+dimension, not a constexpr: split-K configs that differ only in it run one compiled binary
+(a sweep compiles ~20% fewer binaries; the split count costs one scalar division a program).
 """
 
 import triton
@@ -27,7 +29,7 @@ def gemm_ptr_kernel(
     stride_bb, stride_bk, stride_bn,
     stride_cb, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr, SPLIT_MODE: tl.constexpr,
+    GROUP_M: tl.constexpr, SPLIT_MODE: tl.constexpr,
     A_ROW: tl.constexpr, B_ROW: tl.constexpr,
     VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_C: tl.constexpr, VEC_K: tl.constexpr,
     EVEN_K: tl.constexpr, HAS_SCALE: tl.constexpr, PRECISION: tl.constexpr,
@@ -65,7 +67,10 @@ def gemm_ptr_kernel(
     if B_ROW and VEC_B > 1:
         rn = tl.max_contiguous(tl.multiple_of(rn, VEC_B), VEC_B)
 
-    k_per_split = tl.cdiv(tl.cdiv(K, BLOCK_K), SPLIT_K) * BLOCK_K
+    if SPLIT_MODE == 0:
+        k_per_split = tl.cdiv(K, BLOCK_K) * BLOCK_K
+    else:
+        k_per_split = tl.cdiv(tl.cdiv(K, BLOCK_K), tl.num_programs(1)) * BLOCK_K
     k_start = pid_k * k_per_split
     k_len = tl.minimum(K - k_start, k_per_split)
     rk = tl.arange(0, BLOCK_K)
@@ -96,7 +101,7 @@ def gemm_ptr_kernel(
         c_ptrs = c_ptr + bid * stride_cb + om[:, None] * stride_cm + on[None, :]
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
     else:
-        # fp32 workspace laid out [SPLIT_K (mode 1) or 1 (mode 2), batch, M, N], contiguous.
+        # fp32 workspace laid out [splits (mode 1) or 1 (mode 2), batch, M, N], contiguous.
         nb = tl.num_programs(2).to(tl.int64)
         slice_id = pid_k.to(tl.int64) if SPLIT_MODE == 1 else 0
         w_ptrs = ws_ptr + ((slice_id * nb + bid) * M * N) + om[:, None] * N + on[None, :]

@@ -159,11 +159,31 @@ class TritonGemmSolver(Solver):
                                          f"{type(exc).__name__}: {first}") from exc
             raise
 
-    def warmup(self, problem: GemmProblem, config: KernelConfig, device="cuda") -> None:
+    def compiled_problem(self, problem: GemmProblem) -> GemmProblem:
+        """The problem whose signature the kernels are compiled for (the repack family
+        compiles for its aligned copy of the operands)."""
+        return problem
+
+    def kernels(self, problem: GemmProblem, config: KernelConfig) -> list[tuple[str, tuple]]:
+        """(kernel name, constexprs) of each launch of ``calls``, in order."""
+        raise NotImplementedError
+
+    def binaries(self, problem: GemmProblem, config: KernelConfig) -> tuple[tuple, ...]:
+        """One hashable key per launch of ``calls``, equal exactly when two launches run the
+        same compiled binary: the kernel, its constexprs and what Triton specialises the
+        signature on (dtype, layout, pointer alignment; sizes and strides are run-time
+        arguments). The compile pool compiles each key once, whichever configs share it."""
+        q = self.compiled_problem(problem)
+        return tuple((name, constexprs, q.dtype_token, q.layout, q.base_align)
+                     for name, constexprs in self.kernels(problem, config))
+
+    def warmup(self, problem: GemmProblem, config: KernelConfig, device="cuda",
+               only: int | None = None) -> None:
         """Compile (into Triton's on-disk cache) exactly the binaries ``launch`` would use for
-        ``problem``, without launching: sizes are run-time arguments, so small stand-in
-        tensors with the problem's dtype, layout and pointer alignment select the same
-        specialisation, while the constexprs come from the real problem's plan."""
+        ``problem`` (``only``: just that launch's, as ``binaries`` numbers them), without
+        launching: sizes are run-time arguments, so small stand-in tensors with the problem's
+        dtype, layout and pointer alignment select the same specialisation, while the
+        constexprs come from the real problem's plan."""
         from tilepick.runtime import interpreting
         from tilepick.tensors import make_inputs
 
@@ -172,9 +192,11 @@ class TritonGemmSolver(Solver):
         stand_in = GemmProblem(64, 64, 64, 1, problem.dtype, problem.layout, problem.tf32,
                                base_align=problem.base_align)
         inp = make_inputs(stand_in, device)
-        for kernel, grid, args, kwargs in self.calls(problem, config, _as3d(inp.a), _as3d(inp.b),
-                                                     _as3d(inp.out), inp.scale_a, inp.scale_b):
-            kernel.warmup(*args, grid=grid, **kwargs)
+        calls = self.calls(problem, config, _as3d(inp.a), _as3d(inp.b), _as3d(inp.out),
+                           inp.scale_a, inp.scale_b)
+        for i, (kernel, grid, args, kwargs) in enumerate(calls):
+            if only is None or i == only:
+                kernel.warmup(*args, grid=grid, **kwargs)
 
 
 def _check_hints(kw: dict, p: GemmProblem, a_batch: int, a_ld: int, b_batch: int,
@@ -216,7 +238,7 @@ class PointerSolver(TritonGemmSolver):
         k_align = 16 // it if (p.k * it) % 16 == 0 else 1
         constexprs = dict(
             BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k, GROUP_M=c.group_m,
-            SPLIT_K=c.split_k, SPLIT_MODE=self.split_mode,
+            SPLIT_MODE=self.split_mode,
             A_ROW=p.a_row_major, B_ROW=p.b_row_major,
             VEC_A=vec("a", it), VEC_B=vec("b", it), VEC_C=vec("c", p.dtype.out_dtype.itemsize),
             VEC_K=1 if even_k else max(1, k_align), EVEN_K=even_k,
@@ -250,8 +272,18 @@ class PointerSolver(TritonGemmSolver):
             return main, None
         total = p.batch * p.m * p.n
         return main, ((cdiv(total, REDUCE_BLOCK),), (p.m, p.n, sc[0], sc[1], total),
-                      dict(SLICES=c.split_k if self.split_mode == 1 else 1, BLOCK=REDUCE_BLOCK,
-                           HAS_SCALE=has_scale, num_warps=4))
+                      self._reduce_kwargs(c, has_scale))
+
+    def _reduce_kwargs(self, c: KernelConfig, has_scale: bool) -> dict:
+        return dict(SLICES=c.split_k if self.split_mode == 1 else 1, BLOCK=REDUCE_BLOCK,
+                    HAS_SCALE=has_scale, num_warps=4)
+
+    def kernels(self, problem, config):
+        out = [("gemm_ptr_kernel", self.plan(problem, config).constexprs)]
+        if self.split_mode:   # fp8 inputs come with scales, which the reduction applies
+            kw = self._reduce_kwargs(config, problem.dtype is DType.FP8)
+            out.append(("splitk_reduce_kernel", tuple(sorted(kw.items()))))
+        return out
 
     def calls(self, p, c, a, b, out, scale_a, scale_b):
         from tilepick.kernels.gemm_ptr import gemm_ptr_kernel, splitk_reduce_kernel
@@ -360,6 +392,10 @@ class TmaSolver(TritonGemmSolver):
             return gemm_tma_persistent_kernel, (p.m, p.n, p.k, p.batch, plan.grid[0])
         return gemm_tma_kernel, (p.m, p.n, p.k)
 
+    def kernels(self, problem, config):
+        name = "gemm_tma_persistent_kernel" if self.persistent else "gemm_tma_kernel"
+        return [(name, self.plan(problem, config).constexprs)]
+
     def calls(self, p, c, a, b, out, scale_a, scale_b):
         plan = self.plan(p, c)
         kernel, args = self._kernel_and_args(p, plan)
@@ -462,8 +498,11 @@ class TmaRepackSolver(TmaSolver):
             c3.copy_(c_work)
         return out
 
-    def warmup(self, problem, config, device="cuda"):
-        super().warmup(self.aligned_problem(problem), config, device)
+    def compiled_problem(self, problem):
+        return self.aligned_problem(problem)
+
+    def warmup(self, problem, config, device="cuda", only=None):
+        super().warmup(self.aligned_problem(problem), config, device, only)
 
     def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
         """The copies into aligned workspace still happen on every call (they are part of the

@@ -1,0 +1,133 @@
+"""Does a pointer-kernel edit change its speed? The edited kernel against an older copy of it.
+
+A kernel edit retires every measured row of that kernel unless its speed is unchanged; this
+times both versions of ``gemm_ptr_kernel`` on the same launches (grid, arguments and
+constexprs from today's ``PointerSolver``; the older copy gets ``extra`` constexprs, e.g. the
+split count it took as a constexpr before) and the same split-K reduction, in interleaved
+rounds of ``triton.testing.do_bench`` medians (L2 flushed), and checks both outputs against
+a float64 product. The contenders are each family's best configs on problems of a measured
+dataset where that family comes within 10% of the problem's best. On the GPU:
+
+    git show REV:src/tilepick/kernels/gemm_ptr.py > work/ab/gemm_ptr_old.py   # (not tracked)
+    PYTHONPATH=src python3 benchmarks/kernel_ab.py --old work/ab/gemm_ptr_old.py \
+        --extra-split-constexpr SPLIT_K --data data/gemm/bf16/h200/validation --out FILE
+"""
+
+import argparse
+import importlib.util
+import json
+import statistics
+import sys
+
+
+def load_kernel(path):
+    spec = importlib.util.spec_from_file_location("gemm_ptr_old", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["gemm_ptr_old"] = mod
+    spec.loader.exec_module(mod)
+    return mod.gemm_ptr_kernel
+
+
+def contenders(data, dtype, per_family, families):
+    from tilepick.model.dataset import load
+    from tilepick.problem import GemmProblem
+    from tilepick.config import KernelConfig
+
+    ds = load([data], dtype, "h200", within_pass=True)
+    f = ds.frame.assign(tflops=ds.tflops)
+    best = f.groupby("problem_key")["tflops"].transform("max")
+    f = f[(f["tflops"] >= 0.9 * best) & f["family"].isin(families)]
+    out = []
+    for fam, part in f.groupby("family"):
+        top = part.sort_values("tflops", ascending=False).drop_duplicates("problem_key")
+        top = top.sort_values("problem_key").head(per_family)
+        out += [(GemmProblem.from_key(k), KernelConfig.from_id(c))
+                for k, c in zip(top["problem_key"], top["config_id"])]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--old", required=True, help="the older gemm_ptr.py")
+    ap.add_argument("--extra-split-constexpr", default="SPLIT_K",
+                    help="constexpr the older kernel took the split count as ('' for none)")
+    ap.add_argument("--data", default="data/gemm/bf16/h200/validation")
+    ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--per-family", type=int, default=12)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    import torch
+    import triton.testing
+
+    from tilepick import solvers
+    from tilepick.kernels.gemm_ptr import gemm_ptr_kernel, splitk_reduce_kernel
+    from tilepick.provenance import collect
+    from tilepick.solvers.triton_gemm import _as3d
+    from tilepick.tensors import make_inputs, reference
+
+    old_kernel = load_kernel(args.old)
+    pairs = contenders(args.data, args.dtype, args.per_family,
+                       ("gemm.ptr", "gemm.splitk", "gemm.splitk_atomic"))
+    runs = []
+    for p, c in pairs:
+        solver = solvers.SOLVERS[c.family]
+        inp = make_inputs(p, "cuda")
+        a, b, out = _as3d(inp.a), _as3d(inp.b), _as3d(inp.out)
+        (grid, sargs, kw), reduce = solver._static(p, c, a, b, out, inp.scale_a is not None)
+        old_kw = dict(kw)
+        if args.extra_split_constexpr:
+            old_kw[args.extra_split_constexpr] = c.split_k
+
+        def make(kernel, kwargs, solver=solver, p=p, c=c, grid=grid, sargs=sargs, reduce=reduce,
+                 inp=inp, a=a, b=b, out=out):
+            def run():
+                ws = solver._workspace(p, c, a.device)
+                kernel[grid](a, b, out, ws, inp.scale_a, inp.scale_b, *sargs, **kwargs)
+                if reduce is not None:
+                    rgrid, rargs, rkw = reduce
+                    splitk_reduce_kernel[rgrid](ws, out, inp.scale_a, inp.scale_b, *rargs, **rkw)
+            return run
+
+        fns = {"new": make(gemm_ptr_kernel, kw), "old": make(old_kernel, old_kw)}
+        ref = reference(p, inp)
+        errs = {}
+        for name, fn in fns.items():
+            out.zero_()
+            fn()
+            torch.cuda.synchronize()
+            errs[name] = float(((inp.out.double() - ref).abs().max() / ref.abs().max()).item())
+        runs.append({"problem": p.key(), "config": c.id, "fns": fns, "errors": errs,
+                     "ms": {"new": [], "old": []}})
+    for r in range(args.rounds):
+        for run in runs:
+            order = ("new", "old") if r % 2 == 0 else ("old", "new")
+            for name in order:
+                run["ms"][name].append(triton.testing.do_bench(run["fns"][name], warmup=5,
+                                                               rep=20))
+    rows = []
+    for run in runs:
+        new, old = statistics.median(run["ms"]["new"]), statistics.median(run["ms"]["old"])
+        spread = max((max(v) - min(v)) / min(v) for v in run["ms"].values())
+        rows.append({"problem": run["problem"], "config": run["config"], "new_ms": new,
+                     "old_ms": old, "new_over_old": new / old, "round_spread": spread,
+                     "errors": run["errors"]})
+        print(f"{run['problem']:40s} {run['config']:42s} new/old {new / old:.4f} "
+              f"(spread {spread:.3f}) err {run['errors']}", flush=True)
+    summary = {}
+    for fam in ("gemm.ptr", "gemm.splitk", "gemm.splitk_atomic"):
+        rs = [r["new_over_old"] for r in rows if r["config"].startswith(fam + ".")]
+        if rs:
+            summary[fam] = {"pairs": len(rs), "median": statistics.median(rs),
+                            "min": min(rs), "max": max(rs)}
+    result = {"provenance": collect(), "old": args.old, "data": args.data,
+              "rounds": args.rounds, "summary": summary, "rows": rows}
+    print(json.dumps(summary, indent=1))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
