@@ -72,6 +72,32 @@ def test_build_keeps_current_kernels_and_the_fastest(tmp_path):
     assert db.lookup(other, keys[0]) is None
 
 
+def test_build_keeps_rows_of_kernels_vouched_as_same_speed(tmp_path, monkeypatch):
+    """Rows of an earlier source key that ``perfdb.SAME_SPEED`` vouches for are stored under
+    today's key; rows of another earlier key are still left out."""
+    from tilepick.dispatch import perfdb, systemdb
+
+    frame = _swept()
+    keys = sorted(frame.problem_key.unique())[:2]
+    rows = frame[frame.problem_key.isin(keys) & frame.valid].copy()
+    rows["tilepick_commit"] = "aaaaaaa"
+    rows.loc[rows.problem_key == keys[1], "tilepick_commit"] = "bbbbbbb"
+    part = tmp_path / "data"
+    write_part(part, rows.to_dict("records"))
+    monkeypatch.setattr(systemdb, "source_hash_at",
+                        lambda commit, repo: {"aaaaaaa": "vouched", "bbbbbbb": "other"}[commit])
+    monkeypatch.setattr(perfdb, "SAME_SPEED", {kernel_source_hash(): ("vouched",)})
+    out = tmp_path / "system.sqlite"
+    summary = build([part], out, exhaustive=True, repo=ROOT)
+    assert summary["problems"] == 1 and summary["stale_kernel_source"] == 1
+    db = PerfDb(out, readonly=True)
+    env = _env(rows, kernel_source_hash())
+    assert db.lookup(env, keys[0]).winner == (
+        rows[rows.problem_key == keys[0]].sort_values("time_ms").config_id.iloc[0])
+    assert db.lookup(env, keys[1]) is None
+    assert perfdb.same_speed_sources(kernel_source_hash()) == {kernel_source_hash(), "vouched"}
+
+
 def test_shipped_db_serves_db_mode_on_its_environment(tmp_path, monkeypatch):
     if not SHIPPED.is_file():
         pytest.skip("no shipped system db")

@@ -86,6 +86,25 @@ def hash_sources(kernel_files: dict[str, bytes], plan_fingerprint: str) -> str:
     return h.hexdigest()[:16]
 
 
+# Source keys whose kernels were measured to run as fast as a later key's: an edit that
+# changes no timing (its evidence, a ``benchmarks/kernel_ab.py`` run on the GPU, is in
+# BENCHMARKS.md) need not retire every measured winner. The system db builder stores rows of
+# a vouched-for key under the later one; user dbs stay keyed by what they measured.
+# key -> the earlier keys it vouches for.
+SAME_SPEED: dict[str, tuple[str, ...]] = {}
+
+
+def same_speed_sources(key: str) -> set[str]:
+    """``key`` and every earlier source key measured to run at its speed (transitively)."""
+    seen, todo = {key}, [key]
+    while todo:
+        for earlier in SAME_SPEED.get(todo.pop(), ()):
+            if earlier not in seen:
+                seen.add(earlier)
+                todo.append(earlier)
+    return seen
+
+
 _source_hash: str | None = None
 
 

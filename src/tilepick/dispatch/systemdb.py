@@ -8,8 +8,9 @@ torch and Triton versions from the row, and the source key (the kernel sources a
 plans' fingerprint, ``perfdb.hash_sources``) *at the commit that measured it*, worked out from
 that commit's tree (``git archive``; its plans computed by running ``solvers/fingerprint.py``
 on it). Rows measured with other kernels or plans than the current ones are left out (they
-describe kernels that no longer exist); records of another software stack are kept but only
-match a machine with that stack (``Environment.key``).
+describe kernels that no longer exist), unless an A/B run showed those kernels as fast as
+today's (``perfdb.SAME_SPEED``: then they are stored under today's key); records of another
+software stack are kept but only match a machine with that stack (``Environment.key``).
 
 A record holds the problem's fastest measured candidate and the timings of its
 ``TOP_TIMINGS`` fastest (re-timed medians where the sweep re-timed them), plus cuBLAS. Its mode
@@ -39,7 +40,7 @@ import pandas as pd
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.data.io import read_frame
 from tilepick.dispatch.perfdb import (KERNEL_SOURCE_DIR, Environment, PerfDb, hash_sources,
-                                      kernel_source_hash)
+                                      kernel_source_hash, same_speed_sources)
 from tilepick.solvers import fingerprint as fingerprint_module
 
 TOP_TIMINGS = 5
@@ -96,19 +97,24 @@ def build(data_paths, out, exhaustive: bool = False, repo: Path | None = None,
                 "triton_version"]
     hashes = {c: source_hash_at(c, repo) for c in frame["tilepick_commit"].astype(str).unique()}
     source = frame["tilepick_commit"].astype(str).map(hashes)
+    # today's key, and earlier ones whose kernels were measured to run at today's speed
+    accepted = source.isin(same_speed_sources(current))
     summary = {"problems": 0, "exhaustive": 0, "sweep": 0,
-               "stale_kernel_source": int(frame.loc[source.notna() & (source != current),
+               "stale_kernel_source": int(frame.loc[source.notna() & ~accepted,
                                                     "problem_key"].nunique()),
                "unknown_commit": int(frame.loc[source.isna(), "problem_key"].nunique())}
     for commit, h in sorted(hashes.items()):
-        if h != current:
+        if h is None or h not in same_speed_sources(current):
             log(f"rows measured at {commit}: "
                 f"{'not in this repository' if h is None else 'other kernels or launch plans than today'}"
                 ", left out")
+        elif h != current:
+            log(f"rows measured at {commit}: earlier kernels measured to run at today's speed "
+                "(perfdb.SAME_SPEED), kept")
     # A problem some of whose rows were left out is left out whole: the best of what remains
     # (e.g. only the families re-measured after a kernel fix) is no winner to serve.
-    partial = set(frame.loc[source != current, "problem_key"])
-    frame = frame[(source == current) & ~frame["problem_key"].isin(partial)]
+    partial = set(frame.loc[~accepted, "problem_key"])
+    frame = frame[accepted & ~frame["problem_key"].isin(partial)]
     for values, rows in frame.groupby(env_cols, sort=True, dropna=False):
         env = Environment(*(str(v) for v in values), current)
         for key, winner, timings in _records(rows):
