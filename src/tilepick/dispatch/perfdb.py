@@ -91,7 +91,11 @@ def hash_sources(kernel_files: dict[str, bytes], plan_fingerprint: str) -> str:
 # BENCHMARKS.md) need not retire every measured winner. The system db builder stores rows of
 # a vouched-for key under the later one; user dbs stay keyed by what they measured.
 # key -> the earlier keys it vouches for.
-SAME_SPEED: dict[str, tuple[str, ...]] = {}
+SAME_SPEED: dict[str, tuple[str, ...]] = {
+    # session 14: the pointer kernel reads its split count from the grid, no constexpr
+    # (BENCHMARKS "fewer binaries"; pass-to-pass ratios of 4,400 pointer and split-K rows)
+    "8f5667bc20d5f19f": ("9b19a46c8e124169",),
+}
 
 
 def same_speed_sources(key: str) -> set[str]:
