@@ -25,6 +25,7 @@ from concurrent.futures import as_completed
 
 from tilepick.bench import compile_pool, shapes
 from tilepick.bench.sweep import SweepOptions, plan_configs
+from tilepick.data.io import write_json
 
 _PTXAS = {"seconds": 0.0, "calls": 0, "tasks": 0}
 _T = {}
@@ -120,10 +121,7 @@ def main():
                              "mean_ptxas_s": statistics.mean(v["ptxas"])}
                          for k, v in sorted(fam.items())}}
     print(json.dumps(out, indent=1))
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1)
-            f.write("\n")
+    write_json(args.out, out)
 
 
 if __name__ == "__main__":

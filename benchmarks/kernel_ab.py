@@ -62,6 +62,7 @@ def main():
 
     from tilepick import solvers
     from tilepick.kernels.gemm_ptr import gemm_ptr_kernel, splitk_reduce_kernel
+    from tilepick.data.io import write_json
     from tilepick.provenance import collect
     from tilepick.solvers.triton_gemm import _as3d
     from tilepick.tensors import make_inputs, reference
@@ -123,10 +124,7 @@ def main():
     result = {"provenance": collect(), "old": args.old, "data": args.data,
               "rounds": args.rounds, "summary": summary, "rows": rows}
     print(json.dumps(summary, indent=1))
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+    write_json(args.out, result)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,10 @@ families' (median ~1, the same p10-p90 band) runs at the speed it ran before.
 """
 
 import argparse
-import json
 
 import pandas as pd
 
-from tilepick.data.io import read_frame
+from tilepick.data.io import read_frame, write_json
 
 
 def family_ratios(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
@@ -35,11 +34,8 @@ def main():
     args = ap.parse_args()
     table = family_ratios(read_frame(args.old), read_frame(args.new))
     print(table.round(4).to_string())
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"old": args.old, "new": args.new,
-                       "families": table.round(5).to_dict(orient="index")}, f, indent=1)
-            f.write("\n")
+    write_json(args.out, {"old": args.old, "new": args.new,
+                          "families": table.round(5).to_dict(orient="index")})
 
 
 if __name__ == "__main__":

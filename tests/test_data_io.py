@@ -361,3 +361,16 @@ def test_folder_reader_ignores_other_files(tmp_path):
     (tmp_path / ".part-dead.parquet.tmp").write_bytes(b"PAR1garbage")
     assert len(io.read_frame(tmp_path)) == 1
     assert io.done_problems(tmp_path) == {P1.key()}
+
+
+def test_write_json_round_trip_and_no_path(tmp_path):
+    import json
+
+    from tilepick.data.io import write_json
+
+    out = tmp_path / "r.json"
+    write_json(out, {"a": [1, 2.5], "b": None})
+    assert out.read_text().endswith("\n") and json.loads(out.read_text()) == {"a": [1, 2.5],
+                                                                            "b": None}
+    write_json(None, {"a": 1})   # no file asked for: nothing written anywhere
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]

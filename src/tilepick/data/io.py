@@ -94,3 +94,11 @@ def compact(src: str | os.PathLike, dest: str | os.PathLike) -> int:
     pq.write_table(table, tmp, compression=COMPRESSION, compression_level=9)
     os.replace(tmp, dest)
     return table.num_rows
+
+
+def write_json(path: str | os.PathLike | None, obj) -> None:
+    """A benchmark's result file (indented, newline-terminated); nothing when ``path`` is None."""
+    import json
+
+    if path is not None:
+        Path(path).write_text(json.dumps(obj, indent=1) + "\n")
