@@ -116,3 +116,22 @@ def test_a_pairs_result_combines_its_binaries(monkeypatch):
         r = res[(P.key(), c.id)]
         assert not r.ok and r.reason == "PTXASError: boom" and r.seconds == 1.0
     assert compile_pool.binaries_of(res) == 4
+
+
+@pytest.mark.parametrize("family", ["gemm.ptr", "gemm.splitk", "gemm.splitk_atomic", "gemm.tma",
+                                    "gemm.tma_persistent", "gemm.tma_repack"])
+def test_binaries_name_each_launch_of_calls(family):
+    """The pool compiles what ``binaries`` lists: one key per launch ``calls`` makes, in order
+    (a launch added to ``calls`` but not to ``kernels`` would go uncompiled ahead)."""
+    from tilepick.solvers.triton_gemm import _as3d
+    from tilepick.tensors import make_inputs
+
+    p = GemmProblem(64, 500, 1000, lda=1001) if family == "gemm.tma_repack" else P
+    solver = solvers.SOLVERS[family]
+    c = _cfg(family, 4 if "splitk" in family else 1)
+    q = solver.compiled_problem(p)
+    inp = make_inputs(q, "cpu")
+    launched = [getattr(k, "__name__", None) or k.fn.__name__
+                for k, *_ in solver.calls(q, c, _as3d(inp.a), _as3d(inp.b), _as3d(inp.out),
+                                          inp.scale_a, inp.scale_b)]
+    assert launched == [k[0] for k in solver.binaries(p, c)]
