@@ -7,6 +7,7 @@ import multiprocessing as mp
 import sqlite3
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 
@@ -26,7 +27,10 @@ HW = profile("h200")
 
 @pytest.fixture(scope="module")
 def frame():
-    return read_frame(DATA)
+    """The sweeps' chunks: one row per (problem, config) (a re-timing pass, retime-*.parquet,
+    repeats configs of its problems)."""
+    return pd.concat([read_frame(f) for f in sorted(DATA.glob("chunk-*.parquet"))],
+                     ignore_index=True)
 
 
 @pytest.fixture(scope="module")
