@@ -33,6 +33,7 @@ import numpy as np
 
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.features.columns import FAMILY_CODES, Columns
+from tilepick.solvers import SOLVERS
 
 FEATURE_SCHEMA_VERSION = 1
 
@@ -45,8 +46,10 @@ MAX_PROGRAMS_PER_SM = 32
 SMEM_RESERVED_PER_PROGRAM = 1024
 POW2_DIVISOR_CAP = 1024
 
-_TMA_FAMILIES = ("gemm.tma", "gemm.tma_persistent", "gemm.tma_repack")
-_SPLITK_FAMILIES = ("gemm.splitk", "gemm.splitk_atomic")
+# what each family is, from its solver (declared once there)
+_TMA_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "uses_tma", False))
+_PERSISTENT_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "persistent", False))
+_SPLITK_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "split_mode", 0))
 
 
 @dataclass(frozen=True)
@@ -274,7 +277,7 @@ FEATURES: tuple[Feature, ...] = (
     F("family_code", "config", lambda c: c.family_code, "kernel family", categorical=True),
     F("is_vendor", "config", lambda c: _is(c, VENDOR_FAMILIES), "vendor library (cuBLAS)"),
     F("is_tma", "config", lambda c: _is(c, _TMA_FAMILIES), "loads through TMA descriptors"),
-    F("is_persistent", "config", lambda c: _is(c, ("gemm.tma_persistent",)),
+    F("is_persistent", "config", lambda c: _is(c, _PERSISTENT_FAMILIES),
       "persistent grid (one program per SM)"),
     F("is_repack", "config", lambda c: _is(c, ("gemm.tma_repack",)),
       "copies misaligned operands first"),
