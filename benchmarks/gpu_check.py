@@ -22,7 +22,7 @@ from tilepick.problem import GemmProblem
 
 SHAPES = [(1, 4096, 4096), (128, 512, 256), (257, 129, 67), (97, 1, 512), (64, 96, 1),
           (1000, 1000, 1000), (4097, 4095, 1023), (512, 768, 384),
-          (2000, 3008, 1008)]   # more tiles than SMs, partial edge tiles: gemm.tma_flat
+          (2000, 3008, 1008)]   # more tiles than SMs (persistent programs loop), partial edges
 LAYOUTS = ["rr", "rc", "cr", "cc"]
 
 

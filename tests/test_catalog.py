@@ -60,10 +60,9 @@ def test_space_model_ranks_exactly_the_valid_configs(space_dir, problem):
 
 
 def test_space_model_picks_configs_its_data_never_measured(space_dir):
-    """The features describe configs by their parameters: over unseen shapes, configs no
-    training problem measured reach the top 3 (top-1 alone depends on which configs the
-    synthetic data happened to draw), and the picks are good against the true best of the
-    whole valid space."""
+    """The features describe configs by their parameters: some top-1 picks over unseen shapes
+    are configs no training problem measured, and the picks are good against the true best
+    of the whole valid space."""
     pred = Predictor(space_dir)
     trained = set(pred.trained_configs)
     unseen, effs = [], []
@@ -71,12 +70,11 @@ def test_space_model_picks_configs_its_data_never_measured(space_dir):
                     (2048, 2048, 2048), (1000, 1000, 1000), (129, 7000, 3000),
                     (4096, 14336, 4096)):
         p = GemmProblem(m, n, k)
-        top = [r[0] for r in pred.rank(p, top=3)]
-        pick = top[0]
-        unseen += [c for c in top if c not in trained]
+        pick = pred.rank(p, top=1)[0][0]
+        unseen += [pick] if pick not in trained else []
         truth = true_tflops([(p, c) for c in solvers.applicable_configs(p, HW)])
         effs.append(true_tflops([(p, KernelConfig.from_id(pick))])[0] / truth.max())
-    assert unseen, "every top-3 config was a trained one"
+    assert unseen, "every pick was a trained config"
     assert np.mean(effs) > 0.9, effs
 
 

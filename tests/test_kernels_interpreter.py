@@ -174,8 +174,6 @@ def test_case_coverage():
         seen.setdefault(c.family, set()).add((p.dtype_token, p.layout))
     every = {(("tf32" if tf32 else dt), layout) for dt, tf32 in DTYPES for layout in LAYOUTS}
     for family in solvers.SOLVERS:
-        if family in FEW_SMS_FAMILIES:
-            continue   # valid only with more tiles than SMs: test_flat_on_every_dtype_and_layout
         expected = every
         if family == "gemm.cublas":
             expected = {(d, lay) for d, lay in every if d != "fp8e4m3" or lay == "rc"}
@@ -279,52 +277,21 @@ def test_grouped_tile_order():
     run_and_check(p, smallest(configs))
 
 
-# families whose configs need more output tiles than SMs (too many for the interpreter with a
-# real GPU's 132): tested on a profile with 2 SMs
-FEW_SMS_FAMILIES = tuple(f for f, s in solvers.SOLVERS.items()
-                         if getattr(s, "min_tiles_beyond_sms", False))
-
-
-@contextlib.contextmanager
-def _few_sms(monkeypatch, family):
-    """Launch plans made for a GPU of 2 SMs (the persistent grid), with the plan cache clear
-    before and after."""
-    few_sms = dataclasses.replace(current(), sm_count=2)
-    monkeypatch.setattr(triton_gemm, "current", lambda: few_sms)
-    solver = solvers.SOLVERS[family]
-    solver.plan.cache_clear()
-    try:
-        yield solver, few_sms
-    finally:
-        solver.plan.cache_clear()
-
-
-@pytest.mark.parametrize("family, layout", [("gemm.tma_persistent", "rr"),
-                                            ("gemm.tma_persistent", "cc"),
-                                            ("gemm.tma_flat", "rr"), ("gemm.tma_flat", "cc")])
-def test_persistent_programs_loop_over_tiles(monkeypatch, family, layout):
+@pytest.mark.parametrize("layout", ["rr", "cc"])
+def test_persistent_programs_loop_over_tiles(monkeypatch, layout):
     """With fewer programs than tiles, each persistent program walks several tiles and
     batches (a real GPU has 132 SMs; the interpreter would be slow with that many tiles)."""
-    with _few_sms(monkeypatch, family) as (solver, hw):
-        p = GemmProblem(136, 272, 64, batch=2, dtype="fp16", layout=layout)
-        c = KernelConfig.from_id(f"{family}.m64n128k64.g8.w4.s2")
+    few_sms = dataclasses.replace(current(), sm_count=2)
+    monkeypatch.setattr(triton_gemm, "current", lambda: few_sms)
+    solver = solvers.SOLVERS["gemm.tma_persistent"]
+    solver.plan.cache_clear()
+    try:
+        p = GemmProblem(136, 144, 64, batch=2, dtype="fp16", layout=layout)
+        c = KernelConfig.from_id("gemm.tma_persistent.m64n64k32.g8.w4.s2")
         assert solver.plan(p, c).grid == (2,)  # 3 x 3 tiles x 2 batches = 18 tiles
-        run_and_check(p, c, hw=hw)
-
-
-@pytest.mark.parametrize("dtype, tf32", DTYPES)
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_flat_on_every_dtype_and_layout(monkeypatch, dtype, tf32, layout):
-    """The flattened pipeline's epilogue takes its tile from a counter of its own: a program
-    of 4 tiles over 2 batches (a partial edge tile) stores each where its product belongs."""
-    for family in FEW_SMS_FAMILIES:
-        with _few_sms(monkeypatch, family) as (solver, hw):
-            p = GemmProblem(112, 256, 96, batch=2, dtype=dtype, tf32=tf32, layout=layout)
-            c = largest(solver.configs(p, hw))
-            assert solver.plan(p, c).grid == (2,)
-            run_and_check(p, c, hw=hw)
-            small = GemmProblem(64, 128, 64, dtype=dtype, tf32=tf32, layout=layout)
-            assert solver.configs(small, hw) == []   # 1 tile on 2 SMs: nothing to flatten
+        run_and_check(p, c)
+    finally:
+        solver.plan.cache_clear()
 
 
 def test_bf16_tma_uses_patched_interpreter():

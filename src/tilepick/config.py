@@ -25,10 +25,6 @@ FAMILIES = {
     "gemm.splitk": "split-K pointer kernel, deterministic: fp32 workspace + reduction pass",
     "gemm.splitk_atomic": "split-K pointer kernel, fp32 atomics into a zeroed workspace + cast",
     "gemm.cublas": "cuBLAS through torch (mm / bmm / _scaled_mm)",
-    # appended after cuBLAS: family codes are positions in this dict, and models trained
-    # before a family existed keep theirs (features.spec accepts such a model's shorter list)
-    "gemm.tma_flat": "Hopper TMA kernel, persistent, its tile loop flattened into the K loop "
-                     "(one software pipeline: the next tile loads during this one's epilogue)",
 }
 VENDOR_FAMILIES = ("gemm.cublas",)
 
@@ -43,10 +39,6 @@ SPACES: dict[str, dict[str, tuple]] = {
     "gemm.tma_persistent": dict(block_m=(64, 128, 256), block_n=(64, 128, 256),
                                 block_k=(32, 64, 128), group_m=(1, 8), num_warps=(4, 8),
                                 num_stages=(2, 3, 4, 5, 6), split_k=(1,)),
-    # large tiles only: the flattened pipeline pays for many tiles per SM (large problems)
-    "gemm.tma_flat": dict(block_m=(64, 128), block_n=(128, 256), block_k=(64, 128),
-                          group_m=(1, 8), num_warps=(4, 8), num_stages=(2, 3, 4, 5),
-                          split_k=(1,)),
     "gemm.tma_repack": dict(block_m=(64, 128, 256), block_n=(64, 128, 256),
                             block_k=(32, 64, 128), group_m=(1, 8), num_warps=(4, 8),
                             num_stages=(2, 3, 4, 5, 6), split_k=(1,)),

@@ -95,10 +95,6 @@ SAME_SPEED: dict[str, tuple[str, ...]] = {
     # session 14: the pointer kernel reads its split count from the grid, no constexpr
     # (BENCHMARKS "fewer binaries"; pass-to-pass ratios of 4,400 pointer and split-K rows)
     "8f5667bc20d5f19f": ("9b19a46c8e124169",),
-    # session 15: a family added (gemm.tma_flat), nothing else changed: every earlier kernel
-    # keeps its Triton cache key (same compiled binary) and the earlier families' plans give
-    # the same fingerprint (BENCHMARKS "a flattened persistent family")
-    "8d06f01f8f2ecef4": ("8f5667bc20d5f19f",),
 }
 
 

@@ -76,6 +76,14 @@ def order_like_space(config_ids) -> list[KernelConfig]:
     return [c for c in space_configs() if c.id in wanted]
 
 
+def _stand_in(config: KernelConfig, problem_like: GemmProblem) -> GemmProblem:
+    """A problem every size rule accepts for ``config``: one tile, enough K for its splits."""
+    return GemmProblem(max(1, config.block_m), max(1, config.block_n),
+                       max(1, config.block_k) * max(1, config.split_k) * 4,
+                       dtype=problem_like.dtype, layout=problem_like.layout,
+                       tf32=problem_like.tf32)
+
+
 def hardware_key(hw: HardwareProfile) -> tuple:
     return (hw.name, hw.arch, hw.sm_count, hw.l2_bytes, hw.smem_per_block, hw.smem_per_sm,
             hw.regs_per_sm, hw.max_regs_per_thread, hw.mem_bw_gbps,
@@ -103,8 +111,7 @@ class CandidateTable:
     def build(cls, configs, problem_like: GemmProblem, hw: HardwareProfile) -> "CandidateTable":
         configs = tuple(configs)
         static_ok = np.array([
-            SOLVERS[c.family].config_invalid_reason(
-                SOLVERS[c.family].stand_in(c, problem_like, hw), c, hw) is None
+            SOLVERS[c.family].config_invalid_reason(_stand_in(c, problem_like), c, hw) is None
             for c in configs], dtype=bool)
         inputs = config_columns(configs)
         cols = Columns(inputs)
@@ -142,8 +149,6 @@ class CandidateTable:
                                                                "split_k"))
         # ceil(K / bk) >= split_k  <=>  K > (split_k - 1) * bk
         self._split_cfg = (bm_s, bn_s, (sk_s - 1) * bk_s, sk_s)
-        self._flat = np.flatnonzero(np.array(
-            [getattr(SOLVERS[c.family], "min_tiles_beyond_sms", False) for c in self.configs]))
         self._size_cache: dict = {}
 
     def __len__(self) -> int:
@@ -177,10 +182,6 @@ class CandidateTable:
             bm, bn, k_floor, _ = self._split_cfg
             tiles = np.ceil(p.m / bm) * np.ceil(p.n / bn) * p.batch
             ok[s] &= (p.k > k_floor) & (tiles <= hw.sm_count)
-        f = self._flat
-        if len(f):  # the flattened pipeline: only where a program has tiles to run in turn
-            tiles = np.ceil(p.m / self._bm[f]) * np.ceil(p.n / self._bn[f]) * p.batch
-            ok[f] &= tiles > hw.sm_count
         return ok
 
     def _size_ok(self, m2: int, n2: int, k2: int) -> np.ndarray:

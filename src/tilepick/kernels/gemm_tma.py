@@ -1,5 +1,4 @@
-"""Hopper TMA GEMM through host-side tensor descriptors: one program per tile, persistent, or
-persistent with the tile loop flattened into the K loop.
+"""Hopper TMA GEMM through host-side tensor descriptors: one program per tile, or persistent.
 
 Operands are 3-D descriptors [batch, rows, cols] whose last dimension is the contiguous one,
 so every layout is a descriptor plus an in-register transpose; out-of-bounds boxes read zeros
@@ -74,35 +73,3 @@ def gemm_tma_persistent_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr,
         pid_m, pid_n = grouped_tile(tile % tiles_per_batch, num_pid_m, num_pid_n, GROUP_M)
         _tile(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, bid, pid_m, pid_n, K, BLOCK_M,
               BLOCK_N, BLOCK_K, A_ROW, B_ROW, HAS_SCALE, PRECISION)
-
-
-@triton.jit(do_not_specialize=["M", "N", "K", "BATCH", "NUM_PROGRAMS"])
-def gemm_tma_flat_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, M, N, K, BATCH,
-                         NUM_PROGRAMS, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                         BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, A_ROW: tl.constexpr,
-                         B_ROW: tl.constexpr, HAS_SCALE: tl.constexpr, PRECISION: tl.constexpr):
-    """The persistent kernel with its tile loop flattened into the K loop
-    (``tl.range(flatten=True)``): one software pipeline over every K block of every tile of
-    this program, so the next tile's first loads are in flight during this tile's epilogue
-    (the persistent kernel above restarts its pipeline per tile). Pays where a tile's K loop
-    is short next to its prologue and epilogue; it costs registers, so it is a family of its
-    own rather than a replacement (``benchmarks/persistent_flat_probe.py``)."""
-    start = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    tiles_per_batch = num_pid_m * num_pid_n
-    total = tiles_per_batch * BATCH
-    # The epilogue's tile from a counter of its own: the flattened loop's prologue and
-    # epilogue must not share a value (the work-around of Triton's persistent-matmul tutorial).
-    tile_c = start - NUM_PROGRAMS
-    for tile in tl.range(start, total, NUM_PROGRAMS, flatten=True):
-        bid = tile // tiles_per_batch
-        pid_m, pid_n = grouped_tile(tile % tiles_per_batch, num_pid_m, num_pid_n, GROUP_M)
-        acc = _tile_product(a_desc, b_desc, bid, pid_m * BLOCK_M, pid_n * BLOCK_N, K, BLOCK_M,
-                            BLOCK_N, BLOCK_K, A_ROW, B_ROW, PRECISION)
-        tile_c += NUM_PROGRAMS
-        bid_c = tile_c // tiles_per_batch
-        pm, pn = grouped_tile(tile_c % tiles_per_batch, num_pid_m, num_pid_n, GROUP_M)
-        acc = scale_epilogue(acc, scale_a_ptr, scale_b_ptr, HAS_SCALE)
-        c_desc.store([bid_c, pm * BLOCK_M, pn * BLOCK_N],
-                     acc.to(c_desc.dtype).reshape(1, BLOCK_M, BLOCK_N))

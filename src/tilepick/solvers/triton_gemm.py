@@ -338,7 +338,6 @@ class TmaSolver(TritonGemmSolver):
     family = "gemm.tma"
     persistent = False
     uses_tma = True
-    kernel_name = "gemm_tma_kernel"
 
     def not_applicable_reason(self, problem, hw):
         why = super().not_applicable_reason(problem, hw)
@@ -387,15 +386,15 @@ class TmaSolver(TritonGemmSolver):
         return a_d, b_d, desc(out, [1, bm, bn])
 
     def _kernel_and_args(self, p: GemmProblem, plan: LaunchPlan):
-        from tilepick.kernels import gemm_tma
+        from tilepick.kernels.gemm_tma import gemm_tma_kernel, gemm_tma_persistent_kernel
 
-        kernel = getattr(gemm_tma, self.kernel_name)
         if self.persistent:
-            return kernel, (p.m, p.n, p.k, p.batch, plan.grid[0])
-        return kernel, (p.m, p.n, p.k)
+            return gemm_tma_persistent_kernel, (p.m, p.n, p.k, p.batch, plan.grid[0])
+        return gemm_tma_kernel, (p.m, p.n, p.k)
 
     def kernels(self, problem, config):
-        return [(self.kernel_name, self.plan(problem, config).constexprs)]
+        name = "gemm_tma_persistent_kernel" if self.persistent else "gemm_tma_kernel"
+        return [(name, self.plan(problem, config).constexprs)]
 
     def calls(self, p, c, a, b, out, scale_a, scale_b):
         plan = self.plan(p, c)
@@ -425,33 +424,6 @@ class TmaSolver(TritonGemmSolver):
 class TmaPersistentSolver(TmaSolver):
     family = "gemm.tma_persistent"
     persistent = True
-    kernel_name = "gemm_tma_persistent_kernel"
-
-
-class TmaFlatSolver(TmaSolver):
-    """The persistent grid with one flattened software pipeline (``gemm_tma_flat_kernel``).
-    Valid only where some program runs more than one tile: with as many SMs as tiles there is
-    nothing to overlap, and ``gemm.tma_persistent`` runs the same schedule."""
-
-    family = "gemm.tma_flat"
-    persistent = True
-    kernel_name = "gemm_tma_flat_kernel"
-    min_tiles_beyond_sms = True   # (features.candidates vectorises the rule by this flag)
-
-    def config_invalid_reason(self, problem, c, hw):
-        why = super().config_invalid_reason(problem, c, hw)
-        if why:
-            return why
-        tiles = cdiv(problem.m, c.block_m) * cdiv(problem.n, c.block_n) * problem.batch
-        if tiles <= hw.sm_count:
-            return (f"{tiles} output tiles on {hw.sm_count} SMs: one tile per program, nothing "
-                    "to flatten (gemm.tma_persistent runs the same schedule)")
-        return None
-
-    def stand_in(self, config, problem_like, hw):
-        q = problem_like   # one tile more than there are SMs
-        return GemmProblem(config.block_m * (hw.sm_count + 1), config.block_n,
-                           config.block_k * 4, dtype=q.dtype, layout=q.layout, tf32=q.tf32)
 
 
 def _padded_ld(ld: int, itemsize: int) -> int:
