@@ -11,7 +11,8 @@ two halves (``EPILOGUE_SUBTILE``: half the staging shared memory, so one more st
 This probe times, per shape, a set of large-tile configs in three variants (today's kernel
 through its solver; flattened; flattened + split epilogue), the best plain TMA configs and
 cuBLAS, in interleaved rounds (``tilepick.bench.timing.interleaved``: L2 flushed, median of
-round medians), after checking every output against a float64 reference. On the GPU:
+round medians), after checking every output against a float64 reference (the K loop is the
+library's ``_tile_product``; commit 1551736 had it written out, as measured). On the GPU:
 
     PYTHONPATH=src python3 benchmarks/persistent_flat_probe.py --out FILE.json
 """
@@ -23,6 +24,7 @@ import triton
 import triton.language as tl
 
 from tilepick.kernels.common import grouped_tile, scale_epilogue
+from tilepick.kernels.gemm_tma import _tile_product
 
 
 @triton.jit(do_not_specialize=["M", "N", "K", "BATCH", "NUM_PROGRAMS"])
@@ -36,27 +38,14 @@ def flat_persistent_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, M, 
     num_pid_n = tl.cdiv(N, BLOCK_N)
     tiles_per_batch = num_pid_m * num_pid_n
     total = tiles_per_batch * BATCH
-    k_tiles = tl.cdiv(K, BLOCK_K)
     # the epilogue's own tile counter: the flattened loop's prologue and epilogue must not
     # share a value (the tutorial's work-around)
     tile_c = start - NUM_PROGRAMS
     for tile in tl.range(start, total, NUM_PROGRAMS, flatten=True):
         bid = tile // tiles_per_batch
         pid_m, pid_n = grouped_tile(tile % tiles_per_batch, num_pid_m, num_pid_n, GROUP_M)
-        off_m = pid_m * BLOCK_M
-        off_n = pid_n * BLOCK_N
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for ki in range(k_tiles):
-            off_k = ki * BLOCK_K
-            if A_ROW:
-                a = a_desc.load([bid, off_m, off_k]).reshape(BLOCK_M, BLOCK_K)
-            else:
-                a = a_desc.load([bid, off_k, off_m]).reshape(BLOCK_K, BLOCK_M).T
-            if B_ROW:
-                b = b_desc.load([bid, off_k, off_n]).reshape(BLOCK_K, BLOCK_N)
-            else:
-                b = b_desc.load([bid, off_n, off_k]).reshape(BLOCK_N, BLOCK_K).T
-            acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        acc = _tile_product(a_desc, b_desc, bid, pid_m * BLOCK_M, pid_n * BLOCK_N, K, BLOCK_M,
+                            BLOCK_N, BLOCK_K, A_ROW, B_ROW, PRECISION)
         tile_c += NUM_PROGRAMS
         bid_c = tile_c // tiles_per_batch
         pm, pn = grouped_tile(tile_c % tiles_per_batch, num_pid_m, num_pid_n, GROUP_M)
