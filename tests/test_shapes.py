@@ -195,6 +195,24 @@ def test_train_narrow_adds_narrow_and_k_heavy_training_shapes():
         S.train_narrow("bf16", "rr", 0, count=-1)
 
 
+def test_train_decode_adds_decode_steps_on_many_weights():
+    dec = S.train_decode("bf16", "rc", 0)
+    assert len(dec) == 300 and dec == S.train_decode("bf16", "rc", 0)
+    assert S.problem_set("train_decode", "bf16", "rc", 0, 50) == dec[:50]
+    assert all(1 <= p.m <= 16 and p.n % 256 == 0 and p.k % 256 == 0
+               and 1024 <= p.n <= 65536 and 1024 <= p.k <= 65536 for p in dec)
+    train, val = S.training_and_validation("bf16", "rc", 0, None, None)
+    assert not mnk(dec) & (mnk(train) | mnk(val))
+    held = {(p.n, p.k) for name, cfg in S.MODELS.items() if cfg.family in S.HOLDOUT_FAMILIES
+            for p in S.llm_projections(name)}
+    assert not {(p.n, p.k) for p in dec} & held
+    assert len({(p.n, p.k) for p in dec}) > 250   # many weights, not a few token counts each
+    assert {p.m for p in dec} == set(range(1, 17))
+    assert S.train_decode("bf16", "rc", 1) != dec
+    with pytest.raises(ValueError, match="count must be >= 0"):
+        S.train_decode("bf16", "rr", 0, count=-1)
+
+
 # -- problem files ---------------------------------------------------------------------------------
 SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),
           GemmProblem(3, 5, 7, batch=4, dtype="fp32", tf32=True),
