@@ -20,7 +20,6 @@ the scoring model never saw.
 """
 
 import argparse
-import json
 import time
 import zlib
 
@@ -32,6 +31,7 @@ from tilepick.model.dataset import build, load, shape_group
 from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES
 from tilepick.model.ranking import CascadeSettings, cascade_keys
 from tilepick.provenance import collect
+from tilepick.data.io import write_json
 
 VENDOR = "gemm.cublas"
 
@@ -128,9 +128,7 @@ def main() -> None:
               f"{line['mean_where_triton_won']:.4f}, cuBLAS won: "
               f"{line['mean_where_cublas_won']:.4f}")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+        write_json(args.out, result)
 
 
 if __name__ == "__main__":

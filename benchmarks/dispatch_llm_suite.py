@@ -43,6 +43,7 @@ from tilepick.bench.timing import interleaved, time_fn
 from tilepick.config import KernelConfig
 from tilepick.dispatch import Dispatcher, RealDevice
 from tilepick.problem import GemmProblem
+from tilepick.data.io import write_json
 
 M_VALUES = (1, 16, 77, 128, 1000, 1024, 3000, 4096, 8192)
 TUTORIAL = [(128, 256, 64, 8, 8, 3), (64, 256, 32, 8, 4, 4), (128, 128, 32, 8, 4, 4),
@@ -251,8 +252,7 @@ def main():
     result = {"provenance": collect(), "args": vars(args), "suite_problems": len(problems),
               "warmup": warm_report,
               **summarize(rows), "rows": rows}
-    with open(os.path.join(args.out, "dispatch_llm_suite.json"), "w") as fh:
-        json.dump(result, fh, indent=1)
+    write_json(os.path.join(args.out, "dispatch_llm_suite.json"), result)
     print(json.dumps({k: v for k, v in result.items() if k not in ("rows", "provenance")}, indent=1))
 
 

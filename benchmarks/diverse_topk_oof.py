@@ -15,7 +15,6 @@ shipped vendor gate's call where the recipe ships one, and scores the best-of-k 
 """
 
 import argparse
-import json
 import re
 
 import numpy as np
@@ -23,6 +22,7 @@ import numpy as np
 from tilepick.model import cv, metrics
 from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
 from tilepick.model.train import gate_out_of_fold
+from tilepick.data.io import write_json
 
 WINDOW = 8
 
@@ -84,8 +84,7 @@ def main():
                                              * 100, 3)
             print(name, v, out[name][v], flush=True)
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1)
+        write_json(args.out, out)
 
 
 if __name__ == "__main__":

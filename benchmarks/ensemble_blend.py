@@ -12,7 +12,6 @@ without the cascade.
 """
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from tilepick.model import metrics
 from tilepick.model.dataset import load
 from tilepick.model.predictor import Predictor
 from tilepick.problem import GemmProblem
+from tilepick.data.io import write_json
 
 SETS = {"bf16 rr": ("models/gemm_bf16_h200", "data/gemm/bf16/h200/validation"),
         "bf16 rc": ("models/gemm_bf16_h200", "data/gemm/bf16/h200/validation_rc"),
@@ -79,7 +79,7 @@ def main():
                   f"{100 * r['p10']:.2f}  min {100 * r['min']:.1f}  top-4 "
                   f"{100 * r['top4_mean']:.2f}", flush=True)
     if args.out:
-        Path(args.out).write_text(json.dumps(res, indent=1) + "\n")
+        write_json(args.out, res)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from tilepick.model import cv, metrics
 from tilepick.model.dataset import load
 from tilepick.model.evaluate import recipe_options, recipe_out_of_fold
 from tilepick.model.train import gate_out_of_fold
+from tilepick.data.io import write_json
 
 
 def same_folds(base, base_folds, aug) -> list:
@@ -96,9 +97,7 @@ def main():
     out["extra_out_of_fold"] = scores(aug, same_folds(extra, extra_folds, aug), opts)
     print("extra problems out of fold",
           {k: round(v["mean"], 4) for k, v in out["extra_out_of_fold"].items()}, flush=True)
-    with open(args.out, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    write_json(args.out, out)
 
 
 if __name__ == "__main__":

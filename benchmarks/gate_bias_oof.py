@@ -11,13 +11,13 @@ whose pick runs below 0.97x cuBLAS, and the geomean of pick / cuBLAS.
 """
 
 import argparse
-import json
 
 import numpy as np
 
 from tilepick.model import cv, gate, metrics
 from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
 from tilepick.model.train import gate_out_of_fold
+from tilepick.data.io import write_json
 
 BIASES = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0)
 
@@ -52,8 +52,7 @@ def main():
                 "worst_vs_cublas": float(vs[ok].min())}
             print(by, bias, {k: round(v, 4) for k, v in out[by][str(bias)].items()}, flush=True)
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1)
+        write_json(args.out, out)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ ranker's order on the validation sets (the Predictor with its own gate switched 
 """
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from tilepick.model.dataset import load
 from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
 from tilepick.model.predictor import Predictor
 from tilepick.model.validate import model_scores
+from tilepick.data.io import write_json
 
 VALIDATION = ("data/gemm/bf16/h200/validation", "data/gemm/bf16/h200/validation_rc")
 
@@ -61,8 +61,7 @@ def main():
             print(data, by, {k: round(v, 4) for k, v in out[data][f"gate from by-{by} picks"]
                              .items()}, flush=True)
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1)
+        write_json(args.out, out)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import statistics
 import time
 
 from tilepick.problem import GemmProblem
+from tilepick.data.io import write_json
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 28672, 4096), (4096, 4096, 14336),
           (1024, 4096, 4096), (128, 28672, 4096), (16, 4096, 4096), (1, 4096, 4096),
@@ -145,8 +146,7 @@ def main():
         "binaries_per_s": binaries_of(compiled) / compile_wall if compile_wall else None},
         "rows": rows, "geomean_ratio_vs_cublas": geo, "total_s": time.time() - t_start}
     name = f"space_vs_cublas_{args.dtype}_{args.layout}"
-    with open(os.path.join(args.out, name + ".json"), "w") as f:
-        json.dump(result, f, indent=1)
+    write_json(os.path.join(args.out, name + ".json"), result)
     lines = ["| shape (MxNxK) | cuBLAS TFLOP/s | best Triton TFLOP/s | best / cuBLAS | best config | "
              "spread (best, cuBLAS) | target |", "|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -12,13 +12,13 @@ Compile failures are reported (they make a config invalid for that problem) but 
 """
 
 import argparse
-import json
 import os
 import random
 import sys
 from collections import Counter
 
 from tilepick.problem import GemmProblem
+from tilepick.data.io import write_json
 
 SHAPES = [(1, 4096, 4096), (128, 512, 256), (257, 129, 67), (97, 1, 512), (64, 96, 1),
           (1000, 1000, 1000), (4097, 4095, 1023), (512, 768, 384),
@@ -112,8 +112,7 @@ def main():
                          "rel_error": err, "reason": reason})
             if status == "wrong":
                 wrong.append(rows[-1])
-    with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
-        json.dump(rows, f, indent=1)
+    write_json(os.path.join(args.out, "gpu_check.json"), rows)
     print("family               dtype    ok  wrong invalid")
     for fam in [*solvers.SOLVERS, *("bound " + f for f in solvers.SOLVERS)]:
         for dt in ("bf16", "fp16", "fp8e4m3", "fp32", "tf32"):

@@ -18,6 +18,7 @@ import numpy as np
 from tilepick.model import cv, metrics
 from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
 from tilepick.model.train import gate_out_of_fold
+from tilepick.data.io import write_json
 
 
 def scores(ds, folds, opts, with_gate: bool) -> dict:
@@ -46,8 +47,7 @@ def main():
         out[name] = scores(ds, folds, opts, with_gate)
         print(name, json.dumps(out[name]), flush=True)
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1)
+        write_json(args.out, out)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from tilepick.bench.compile_pool import compile_all
 from tilepick.bench.runner import ProblemInputs
 from tilepick.bench.sweep import SweepOptions, plan_configs
 from tilepick.provenance import collect
+from tilepick.data.io import write_json
 
 
 def main():
@@ -81,7 +82,7 @@ def main():
     print(json.dumps({k: v for k, v in out.items() if k != "provenance"}, indent=1))
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "naive_rate.json").write_text(json.dumps(out, indent=1) + "\n")
+        write_json(Path(args.out) / "naive_rate.json", out)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import pandas as pd
 
 from tilepick.model.predictor import Predictor
 from tilepick.problem import GemmProblem
+from tilepick.data.io import write_json
 
 PASS = "benchmarks/results/retime_3958be2"
 SETS = {"bf16 rr": ("data/gemm/bf16/h200/validation", f"{PASS}/bf16_rr.parquet"),
@@ -88,9 +89,7 @@ def main():
                         "cublas_mean": float(np.mean(cublas))}}
         print(name, json.dumps(report[name], indent=1))
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(report, f, indent=1)
-            f.write("\n")
+        write_json(args.out, report)
 
 
 if __name__ == "__main__":

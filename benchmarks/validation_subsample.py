@@ -18,6 +18,7 @@ from tilepick.model import metrics
 from tilepick.model.dataset import load
 from tilepick.model.predictor import Predictor
 from tilepick.model.validate import model_scores
+from tilepick.data.io import write_json
 
 VALIDATION = ("data/gemm/bf16/h200/validation", "data/gemm/bf16/h200/validation_rc")
 
@@ -57,8 +58,7 @@ def main():
         out[data] = res
         print(data, json.dumps(res), flush=True)
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1)
+        write_json(args.out, out)
 
 
 if __name__ == "__main__":

@@ -11,12 +11,12 @@ out-of-fold picks (:mod:`tilepick.model.gate`) and scores the gated rankings out
 """
 
 import argparse
-import json
 
 import numpy as np
 
 from tilepick.model import cv, gate, metrics
 from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
+from tilepick.data.io import write_json
 
 VARIANTS = {
     "binary 31 leaves x 60 at 0.2 (shipped)": ({}, 60),
@@ -73,8 +73,7 @@ def main():
         reg.append(score(gate.apply(sc.problem_index, sc.config_ids, res.keys, raw)))
     out["variants"]["huber regression of log ratio, 63 leaves x 300 at 0.05"] = reg
     print("huber", [f"{r['mean']:.4f}/{r['p10']:.4f}" for r in reg], flush=True)
-    with open(args.out, "w") as f:
-        json.dump(out, f, indent=1)
+    write_json(args.out, out)
 
 
 if __name__ == "__main__":

@@ -598,6 +598,25 @@ def _training_only_exclusions(dtype, layout: str, seed: int) -> tuple[set, set]:
     return held_nk, {_mnk(p) for p in train} | {_mnk(p) for p in val}
 
 
+def _training_only_draws(dtype, layout: str, seed: int, salt: str, count: int,
+                         draw) -> list[GemmProblem]:
+    """``count`` problems from ``draw(rng, problems so far) -> (m, n, k)`` (a seeded stream of
+    its own), skipping any (M, N, K) of the train and validation pools and any held-out
+    weight shape (N, K)."""
+    if count < 0:
+        raise ValueError(f"count must be >= 0, got {count}")
+    held_nk, taken = _training_only_exclusions(dtype, layout, seed)
+    rng = _rng(seed, salt)
+    col = _Collector(dtype, layout)
+    for _ in range(50 * count):
+        if len(col.items) >= count:
+            break
+        m, n, k = draw(rng, len(col.items))
+        if (m, n, k) not in taken and (n, k) not in held_nk:
+            col.add(m, n, k)
+    return col.items
+
+
 def train_extra(dtype="bf16", layout: str = "rr", seed: int = 0,
                 count: int | None = None) -> list[GemmProblem]:
     """More training problems: the projections of :data:`EXTRA_MODELS` at every token count,
@@ -621,25 +640,15 @@ def train_narrow(dtype="bf16", layout: str = "rr", seed: int = 0,
     N in [1, 64], the other in [256, 262144], K in [16, 65536]) and K-heavy (M, N in [1,
     2048], K from 8 x max(M, N) and 4096 up to 2^20). Never an (M, N, K) of the validation or
     the train pool, nor a weight shape (N, K) of the held-out families."""
-    count = 400 if count is None else count
-    if count < 0:
-        raise ValueError(f"count must be >= 0, got {count}")
-    held_nk, taken = _training_only_exclusions(dtype, layout, seed)
-    rng = _rng(seed, "train_narrow")
-    col = _Collector(dtype, layout)
-    for _ in range(50 * count):
-        if len(col.items) >= count:
-            break
-        if len(col.items) % 2 == 0:
+    def draw(rng, have):
+        if have % 2 == 0:
             small, big = _loguniform_int(rng, 1, 64), _loguniform_int(rng, 256, 262144)
             m, n = (small, big) if rng.random() < 0.5 else (big, small)
-            k = _loguniform_int(rng, 16, 65536)
-        else:
-            m, n = _loguniform_int(rng, 1, 2048), _loguniform_int(rng, 1, 2048)
-            k = _loguniform_int(rng, max(8 * max(m, n), 4096), 1 << 20)
-        if (m, n, k) not in taken and (n, k) not in held_nk:
-            col.add(m, n, k)
-    return col.items
+            return m, n, _loguniform_int(rng, 16, 65536)
+        m, n = _loguniform_int(rng, 1, 2048), _loguniform_int(rng, 1, 2048)
+        return m, n, _loguniform_int(rng, max(8 * max(m, n), 4096), 1 << 20)
+    return _training_only_draws(dtype, layout, seed, "train_narrow", 400 if count is None
+                                else count, draw)
 
 
 def train_decode(dtype="bf16", layout: str = "rr", seed: int = 0,
@@ -650,20 +659,15 @@ def train_decode(dtype="bf16", layout: str = "rr", seed: int = 0,
     a few % slower than cuBLAS (LLM suite, N = K = 8192), while the train pool holds each
     weight at only a few token counts. Never an (M, N, K) of the validation or the train pool,
     nor a weight shape (N, K) of the held-out families."""
-    count = 300 if count is None else count
-    if count < 0:
-        raise ValueError(f"count must be >= 0, got {count}")
-    held_nk, taken = _training_only_exclusions(dtype, layout, seed)
-    rng = _rng(seed, "train_decode")
-    col = _Collector(dtype, layout)
-    width = lambda: 256 * max(4, round(_loguniform_int(rng, 1024, 65536) / 256))  # noqa: E731
-    for _ in range(50 * count):
-        if len(col.items) >= count:
-            break
-        m, n, k = _loguniform_int(rng, 1, 16), width(), width()
-        if (m, n, k) not in taken and (n, k) not in held_nk:
-            col.add(m, n, k)
-    return col.items
+    def width(rng):
+        return 256 * max(4, round(_loguniform_int(rng, 1024, 65536) / 256))
+
+    def draw(rng, have):
+        m = _loguniform_int(rng, 1, 16)
+        n = width(rng)
+        return m, n, width(rng)
+    return _training_only_draws(dtype, layout, seed, "train_decode", 300 if count is None
+                                else count, draw)
 
 
 def mixed(dtype="bf16", layout: str = "rr", seed: int = 0,
