@@ -52,8 +52,7 @@ def binary_tasks(pairs) -> tuple[dict[tuple, tuple[str, str, int]], dict[tuple[s
     for problem, config in pairs:
         if config.is_vendor:
             continue
-        solver = solvers.SOLVERS[config.family]
-        keys = solver.binaries(problem, config) if hasattr(solver, "binaries") else ()
+        keys = solvers.SOLVERS[config.family].binaries(problem, config)
         needs[(problem.key(), config.id)] = keys
         for i, key in enumerate(keys):
             tasks.setdefault(key, (problem.key(), config.id, i))
@@ -143,15 +142,14 @@ def compile_all(pairs, processes: int | None = None,
     if not tasks:
         return {}
     done: dict[tuple, tuple[bool, str, float]] = {}
-    key_of = {task: key for key, task in tasks.items()}
     processes = processes or max(1, (os.cpu_count() or 2) - 1)
     with make_pool(processes) as pool:
-        futures = [pool.submit(_warm, t) for t in tasks.values()]
+        futures = {pool.submit(_warm, t): key for key, t in tasks.items()}
         bar = tqdm(total=len(futures), desc="compile", unit="kernel", disable=not progress,
                    mininterval=2.0)
         for fut in as_completed(futures):
-            task, ok, reason, secs = fut.result()
-            done[key_of[task]] = (ok, reason, secs)
+            _, ok, reason, secs = fut.result()
+            done[futures[fut]] = (ok, reason, secs)
             bar.update(1)
         bar.close()
     results = {}

@@ -189,6 +189,7 @@ class TritonGemmSolver(Solver):
 
         if interpreting():
             return  # nothing is compiled ahead under the interpreter
+        problem = self.compiled_problem(problem)
         stand_in = GemmProblem(64, 64, 64, 1, problem.dtype, problem.layout, problem.tf32,
                                base_align=problem.base_align)
         inp = make_inputs(stand_in, device)
@@ -500,9 +501,6 @@ class TmaRepackSolver(TmaSolver):
 
     def compiled_problem(self, problem):
         return self.aligned_problem(problem)
-
-    def warmup(self, problem, config, device="cuda", only=None):
-        super().warmup(self.aligned_problem(problem), config, device, only)
 
     def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
         """The copies into aligned workspace still happen on every call (they are part of the
