@@ -87,7 +87,7 @@ def main():
     from tilepick.config import KernelConfig
     from tilepick.data.io import write_json
     from tilepick.hardware import current
-    from tilepick.problem import DType, GemmProblem, cdiv
+    from tilepick.problem import DType, GemmProblem
     from tilepick.provenance import collect
     from tilepick.solvers.triton_gemm import _as3d
     from tilepick.tensors import checked_reference, make_inputs
@@ -131,30 +131,25 @@ def main():
                     continue
                 out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
                 add(c.id, lambda s=solver, c=c, o=out: s.launch(p, c, inp.a, inp.b, o), out)
+        pers = solvers.SOLVERS["gemm.tma_persistent"]   # the same tiles, grid and descriptors
         for cid in args.configs.split(","):
             c = KernelConfig.from_id(f"gemm.tma_persistent.{cid}")
-            tiles = cdiv(m, c.block_m) * cdiv(n, c.block_n)
-            grid = (min(hw.sm_count, tiles),)
+            grid = pers.plan(p, c).grid
             for subtile in (False, True):
                 name = f"flat{'_sub' if subtile else ''}.{cid}"
-                it = p.dtype.itemsize
-                epi = c.block_m * c.block_n * 2 // (2 if subtile else 1)
-                smem = c.num_stages * (c.block_m + c.block_n) * c.block_k * it + epi
+                # the split epilogue stages half the output tile
+                epi_saved = (c.block_m * c.block_n * p.dtype.out_dtype.itemsize // 2
+                             if subtile else 0)
+                smem = pers.smem_bytes(p, c) - epi_saved
                 if smem > smem_limit:
                     notes[name] = f"needs {smem} B of shared memory"
                     continue
                 out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
                 o3 = _as3d(out)
-                bm, bn, bk = c.block_m, c.block_n, c.block_k
-                da = (TensorDescriptor(a3, list(a3.shape), list(a3.stride()), [1, bm, bk])
-                      if p.a_row_major else
-                      TensorDescriptor(a3.transpose(1, 2), list(a3.transpose(1, 2).shape),
-                                       list(a3.transpose(1, 2).stride()), [1, bk, bm]))
-                bt = b3 if p.b_row_major else b3.transpose(1, 2)
-                db = TensorDescriptor(bt, list(bt.shape), list(bt.stride()),
-                                      [1, bk, bn] if p.b_row_major else [1, bn, bk])
-                dc = TensorDescriptor(o3, list(o3.shape), list(o3.stride()),
-                                      [1, bm, bn // 2 if subtile else bn])
+                da, db, dc = pers.descriptors(p, c, a3, b3, o3)
+                if subtile:
+                    dc = TensorDescriptor(o3, list(o3.shape), list(o3.stride()),
+                                          [1, c.block_m, c.block_n // 2])
 
                 def run(da=da, db=db, dc=dc, c=c, grid=grid, subtile=subtile):
                     flat_persistent_kernel[grid](
