@@ -22,7 +22,8 @@ from tilepick.data.io import write_json
 
 SHAPES = [(1, 4096, 4096), (128, 512, 256), (257, 129, 67), (97, 1, 512), (64, 96, 1),
           (1000, 1000, 1000), (4097, 4095, 1023), (512, 768, 384),
-          (2000, 3008, 1008)]   # more tiles than SMs (persistent programs loop), partial edges
+          (2000, 3008, 1008),   # more tiles than SMs (persistent programs loop), partial edges
+          (3, 8191, 999), (4, 1000, 1024)]   # decode steps (gemm.gemv): ragged N, odd K
 LAYOUTS = ["rr", "rc", "cr", "cc"]
 
 
@@ -34,6 +35,7 @@ def problems():
         yield GemmProblem(256, 384, 512, batch=3, dtype=dtype, layout="rc")
         yield GemmProblem(100, 200, 136, batch=2, dtype=dtype, layout="cr")
         yield GemmProblem(496, 1008, 256, batch=3, dtype=dtype, layout="cc")
+        yield GemmProblem(2, 1000, 520, batch=3, dtype=dtype, layout="rc")
     yield GemmProblem(512, 512, 512, dtype="fp32", tf32=True)
     yield GemmProblem(256, 128, 512, dtype="fp32", tf32=True, layout="rc")
     yield GemmProblem(300, 200, 136, dtype="bf16", lda=160, ldb=256, ldc=208)

@@ -177,6 +177,8 @@ def test_case_coverage():
         expected = every
         if family == "gemm.cublas":
             expected = {(d, lay) for d, lay in every if d != "fp8e4m3" or lay == "rc"}
+        if family == "gemm.gemv":   # B column-major only
+            expected = {(d, lay) for d, lay in every if lay[1] == "c"}
         assert seen[family] == expected, family
     keys = {case.values[0].key() for case in CASES if case.values[1].family == "gemm.ptr"}
     for needle in (".m1.", ".n1.", ".k1", ".lda", ".ldb", ".ldc", ".al1", ".al2", ".al4", ".b3"):
@@ -190,7 +192,7 @@ def _bind_cases():
     with _spaces_built_once():
         for family, solver in solvers.SOLVERS.items():
             for layout in ("rr", "rc"):
-                for shape in ("aligned", "odd_ld", "align_min", "batch_odd"):
+                for shape in ("aligned", "odd_ld", "align_min", "batch_odd", "m1"):
                     p = make_problem(shape, "fp16", False, layout)
                     configs = solver.configs(p, current())
                     if configs:
@@ -269,6 +271,51 @@ def test_split_k_deterministic():
     first, _ = run_and_check(p, c, seed=3)
     second, _ = run_and_check(p, c, seed=3)
     assert torch.equal(first.out, second.out)
+
+
+# decode-step shapes for the GEMV family: several rows, odd and padded leading dimensions,
+# batches, unaligned bases, K not a multiple of any block, N not a multiple of block_n
+GEMV_SHAPES = {
+    "m3_odd_ld": dict(m=3, n=37, k=300, pad=(3, 5, 7)),
+    "m2_batch": dict(m=2, n=40, k=512, batch=2),
+    "m4_align_min": dict(m=4, n=24, k=264, base_align="min"),
+    "m1_ragged_n": dict(m=1, n=45, k=512),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(GEMV_SHAPES))
+@pytest.mark.parametrize("layout", ["rc", "cc"])
+@pytest.mark.parametrize("dtype, tf32", DTYPES)
+def test_gemv_decode_shapes(monkeypatch, shape, layout, dtype, tf32):
+    monkeypatch.setitem(SHAPES, shape, GEMV_SHAPES[shape])
+    p = make_problem(shape, dtype, tf32, layout)
+    configs = solvers.SOLVERS["gemm.gemv"].configs(p)
+    picks = {largest(configs), smallest(configs)}
+    if shape == "m1_ragged_n" and dtype in SMALLEST_DTYPES:   # each block_n, a ragged edge
+        picks |= {min((c for c in configs if c.block_n == bn), key=lambda c: c.id)
+                  for bn in (2, 4, 8)}
+    for c in sorted(picks):
+        run_and_check(p, c)
+
+
+def test_gemv_serves_only_decode_steps_with_k_contiguous_b():
+    gemv = solvers.SOLVERS["gemm.gemv"]
+    assert gemv.configs(GemmProblem(4, 64, 512, layout="rc"))
+    assert gemv.configs(GemmProblem(1, 64, 512, layout="cc"))
+    for p in (GemmProblem(5, 64, 512, layout="rc"), GemmProblem(1, 64, 512, layout="rr"),
+              GemmProblem(1, 64, 512, layout="cr")):
+        assert gemv.configs(p) == []
+        with pytest.raises(NotApplicableError):
+            gemv.check(p, KernelConfig.from_id("gemm.gemv.m1n4k512.g1.w4.s1"))
+    # a product tile that would spill (outside the declared space), one larger than K needs
+    p = GemmProblem(1, 4096, 4096, layout="rc")
+    assert gemv.config_invalid_reason(p, KernelConfig.from_id("gemm.gemv.m1n8k2048.g1.w4.s3"),
+                                      current()) is None
+    assert "registers" in gemv.config_invalid_reason(
+        p, KernelConfig("gemm.gemv", 1, 16, 2048, 1, 4, 1, 1), current())
+    assert "larger than K" in gemv.config_invalid_reason(
+        GemmProblem(1, 64, 300, layout="rc"), KernelConfig.from_id("gemm.gemv.m1n4k1024.g1.w4.s1"),
+        current())
 
 
 def test_grouped_tile_order():

@@ -128,6 +128,22 @@ def test_cli_data_retime(swept, tmp_path):
     assert r.exit_code == 2 and "within" in r.output
 
 
+def test_cli_data_retime_only_the_given_problems(swept, tmp_path):
+    from tilepick.bench.shapes import write_problem_file
+
+    runner = CliRunner()
+    write_problem_file(TINY[1:], tmp_path / "only.jsonl")
+    r = runner.invoke(app, ["data", "retime", str(swept), "--out", str(tmp_path / "rt"),
+                            "--model-top", "0", "--no-baselines", "--rounds", "1",
+                            "--processes", "1", "--problems", str(tmp_path / "only.jsonl")])
+    assert r.exit_code == 0, r.output
+    assert set(io.read_frame(tmp_path / "rt")["problem_key"]) == {TINY[1].key()}
+    write_problem_file([GemmProblem(8, 8, 8)], tmp_path / "none.jsonl")
+    r = runner.invoke(app, ["data", "retime", str(swept), "--out", str(tmp_path / "x"),
+                            "--problems", str(tmp_path / "none.jsonl")])
+    assert r.exit_code == 2 and "none of the given problems" in r.output
+
+
 def test_picks_outside_the_pass_are_counted(tmp_path):
     """A model whose first measured config the pass did not re-time is flagged: inside the
     pass it would be scored by its next config there."""

@@ -338,7 +338,8 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
                 reps: int = typer.Option(10, "--reps", help="repetitions per round, at most"),
                 max_ms: float = typer.Option(20.0, "--max-ms", help="about this much GPU time per candidate and round"),
                 processes: Optional[int] = typer.Option(None, "--processes", help="compile processes"),
-                limit: Optional[int] = typer.Option(None, "--limit", help="at most this many problems not yet done")):
+                limit: Optional[int] = typer.Option(None, "--limit", help="at most this many problems not yet done"),
+                problems: Optional[str] = typer.Option(None, "--problems", help="only these problems (a CSV/JSONL problem file): e.g. those a new family was swept on")):
     """Re-time each problem's contenders together in interleaved rounds (GPU), so that its
     best and the picks scored against it share one timing regime (tilepick.bench.retime);
     the rows are a new sweep the loaders prefer over older re-timings."""
@@ -346,9 +347,14 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
     from tilepick.bench.signals import interrupt_on_sigterm
 
     try:
+        keys = None
+        if problems is not None:
+            from tilepick.bench.shapes import read_problem_file
+
+            keys = frozenset(p.key() for p in read_problem_file(problems))
         opts = RetimeOptions(within=within, top=top, model_top=model_top, model_dir=model,
                              baselines=baselines, rounds=rounds, reps=reps, max_ms=max_ms,
-                             processes=processes)
+                             processes=processes, only=keys)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)

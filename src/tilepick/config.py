@@ -25,6 +25,10 @@ FAMILIES = {
     "gemm.splitk": "split-K pointer kernel, deterministic: fp32 workspace + reduction pass",
     "gemm.splitk_atomic": "split-K pointer kernel, fp32 atomics into a zeroed workspace + cast",
     "gemm.cublas": "cuBLAS through torch (mm / bmm / _scaled_mm)",
+    # appended after cuBLAS: family codes are positions in this dict, and models trained
+    # before a family existed keep theirs (features.spec accepts such a model's shorter list)
+    "gemm.gemv": "GEMV for decode steps (M <= 4, B K-contiguous): rows of B streamed with "
+                 "16-byte loads, fp32 products, no tensor cores",
 }
 VENDOR_FAMILIES = ("gemm.cublas",)
 
@@ -48,6 +52,10 @@ SPACES: dict[str, dict[str, tuple]] = {
     "gemm.splitk_atomic": dict(block_m=(16, 32, 64), block_n=(64, 128, 256),
                                block_k=(64, 128, 256), group_m=(8,), num_warps=(4, 8),
                                num_stages=(3, 4), split_k=(2, 4, 8, 16)),
+    # block_m is one row of A per program; block_n rows of B^T, block_k the K step of each
+    # 16-byte-load sweep (decode_probe2's best: n1-n4 x k512-k2048, 4-8 warps, 1 or 3 stages)
+    "gemm.gemv": dict(block_m=(1,), block_n=(1, 2, 4, 8), block_k=(256, 512, 1024, 2048),
+                      group_m=(1,), num_warps=(4, 8), num_stages=(1, 3), split_k=(1,)),
 }
 PARAM_NAMES = ("block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages", "split_k")
 

@@ -62,6 +62,7 @@ class RetimeOptions:
     seed: int = 0
     flush_every: int = 8
     progress: bool = True
+    only: frozenset | None = None  # problem keys to re-time (None: every problem of the data)
 
     def __post_init__(self):
         if not 0.0 < self.within <= 1.0:
@@ -159,6 +160,10 @@ def retime(paths, out_dir, opts: RetimeOptions | None = None, limit: int | None 
     prestart()   # the compile workers' server imports torch and Triton while this plans
     out_dir = Path(out_dir)
     view = current_view(paths)
+    if opts.only is not None:
+        view = view[view["problem_key"].isin(opts.only)]
+        if view.empty:
+            raise ValueError("none of the given problems is in the data")
     rankers = {}
     if opts.model_top:
         for dtype in view["dtype"].unique():
@@ -213,7 +218,8 @@ def retime(paths, out_dir, opts: RetimeOptions | None = None, limit: int | None 
                 "p90": _quantile(xs, 0.9), "min": min(xs), "max": max(xs)}
 
     summary = {"retime_id": sweep_id, "paths": [str(p) for p in paths],
-               "options": {k: v for k, v in vars(opts).items() if k != "progress"},
+               "options": {k: (sorted(v) if isinstance(v, frozenset) else v)
+                           for k, v in vars(opts).items() if k != "progress"},
                "problems_planned": len(plan), "skipped_done": len(set(plan) & done),
                "problems": len(todo), "rows": n_rows, "left_out": dict(failed),
                "compile_s": compile_s, "measure_s": time.time() - t1,

@@ -76,14 +76,6 @@ def order_like_space(config_ids) -> list[KernelConfig]:
     return [c for c in space_configs() if c.id in wanted]
 
 
-def _stand_in(config: KernelConfig, problem_like: GemmProblem) -> GemmProblem:
-    """A problem every size rule accepts for ``config``: one tile, enough K for its splits."""
-    return GemmProblem(max(1, config.block_m), max(1, config.block_n),
-                       max(1, config.block_k) * max(1, config.split_k) * 4,
-                       dtype=problem_like.dtype, layout=problem_like.layout,
-                       tf32=problem_like.tf32)
-
-
 def hardware_key(hw: HardwareProfile) -> tuple:
     return (hw.name, hw.arch, hw.sm_count, hw.l2_bytes, hw.smem_per_block, hw.smem_per_sm,
             hw.regs_per_sm, hw.max_regs_per_thread, hw.mem_bw_gbps,
@@ -111,7 +103,8 @@ class CandidateTable:
     def build(cls, configs, problem_like: GemmProblem, hw: HardwareProfile) -> "CandidateTable":
         configs = tuple(configs)
         static_ok = np.array([
-            SOLVERS[c.family].config_invalid_reason(_stand_in(c, problem_like), c, hw) is None
+            SOLVERS[c.family].config_invalid_reason(
+                SOLVERS[c.family].stand_in(c, problem_like, hw), c, hw) is None
             for c in configs], dtype=bool)
         inputs = config_columns(configs)
         cols = Columns(inputs)

@@ -29,6 +29,11 @@ class FeatureSpec:
     encodings: dict
 
     @property
+    def families(self) -> tuple[str, ...]:
+        """The kernel families the model was trained to know (its family encoding)."""
+        return tuple(self.encodings.get("family", ()))
+
+    @property
     def digest(self) -> str:
         payload = json.dumps([self.schema_version, self.names, self.kinds, self.categorical,
                               self.encodings], sort_keys=True)
@@ -48,7 +53,10 @@ class FeatureSpec:
             raise FeatureSchemaError(f"malformed feature spec: {exc!r}") from exc
 
     def check_matches(self, expected: "FeatureSpec", where: str = "model") -> None:
-        """Raise FeatureSchemaError naming the first differences between self and expected."""
+        """Raise FeatureSchemaError naming the first differences between self and expected.
+        One difference is allowed: a family list that is a prefix of the code's (families are
+        only ever appended, so a model trained before one existed keeps its codes; it never
+        ranks the new family: :attr:`families` bounds its candidates)."""
         problems = []
         if self.schema_version != expected.schema_version:
             problems.append(f"schema version {self.schema_version} != code's "
@@ -69,7 +77,10 @@ class FeatureSpec:
             problems.append(f"categorical features {list(self.categorical)} != "
                             f"{list(expected.categorical)}")
         for key in sorted(set(self.encodings) | set(expected.encodings)):
-            if self.encodings.get(key) != expected.encodings.get(key):
+            mine, code = self.encodings.get(key), expected.encodings.get(key)
+            if key == "family" and mine and code and code[:len(mine)] == mine:
+                continue   # families appended since: the model's codes are unchanged
+            if mine != code:
                 problems.append(f"encoding of {key} {self.encodings.get(key)} != code's "
                                 f"{expected.encodings.get(key)}")
         if problems:

@@ -50,6 +50,7 @@ POW2_DIVISOR_CAP = 1024
 _TMA_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "uses_tma", False))
 _PERSISTENT_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "persistent", False))
 _SPLITK_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "split_mode", 0))
+_GEMV_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "gemv", False))
 
 
 @dataclass(frozen=True)
@@ -179,8 +180,12 @@ def _roofline_s(c):
 def _smem_bytes(c):
     """Shared memory of the pipeline (+ the TMA store's epilogue tile), as the solvers count it."""
     bm, bn, bk = _tile(c.block_m), _tile(c.block_n), _tile(c.block_k)
-    pipe = c.num_stages * (bm + bn) * bk * c.itemsize
-    return pipe + _is(c, _TMA_FAMILIES) * bm * bn * c.out_itemsize
+    stages = _tile(c.num_stages)
+    pipe = stages * (bm + bn) * bk * c.itemsize
+    gemv = _is(c, _GEMV_FAMILIES)   # only B's tile, and only when the loop is pipelined
+    gemv_pipe = (stages > 1) * stages * bn * bk * c.itemsize
+    return (1 - gemv) * (pipe + _is(c, _TMA_FAMILIES) * bm * bn * c.out_itemsize) \
+        + gemv * gemv_pipe
 
 
 def _occupancy(c):

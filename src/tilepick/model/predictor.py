@@ -35,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tilepick.config import VENDOR_FAMILIES
+from tilepick.config import VENDOR_FAMILIES, space
+from tilepick.features.columns import FAMILY_CODES
 from tilepick.features import candidate_table
 from tilepick.hardware import HardwareProfile, current, profile
 from tilepick.model.artifacts import (CATALOGS, ENSEMBLE_FILE, MODEL_FILE, ModelError,
@@ -68,7 +69,7 @@ class Predictor:
         self.model_dir = Path(model_dir)
         if not (self.model_dir / MODEL_FILE).is_file():
             raise ModelError(f"{self.model_dir} has no {MODEL_FILE}")
-        check_spec(self.model_dir)
+        self.families = check_spec(self.model_dir).families
         meta = read_json(self.model_dir / "predictor.json")
         check_version(meta, self.model_dir)
         self.meta = meta
@@ -101,8 +102,11 @@ class Predictor:
         gate = meta["ensemble"].get("gate_column")   # None: a model without a vendor gate
         self.gate_column = None if gate is None else int(gate)
         # the candidate pool: None = the whole space (one table shared by every user)
-        if self.catalog == "space":
+        if self.catalog == "space" and set(self.families) >= set(FAMILY_CODES):
             self._pool_ids, self._pool_key = None, None
+        elif self.catalog == "space":   # a family appended since training: not its to rank
+            self._pool_ids = tuple(c.id for f in self.families for c in space(f))
+            self._pool_key = f"space:{','.join(self.families)}"
         else:
             self._pool_ids = self.trained_configs
             self._pool_key = f"{self.model_dir.resolve()}:{len(self.trained_configs)}"

@@ -44,6 +44,16 @@ class Solver(ABC):
                scale_a=None, scale_b=None):
         """Compute ``out = a @ b`` (scaled for fp8); returns ``out``."""
 
+    def stand_in(self, config: KernelConfig, problem_like: GemmProblem,
+                 hw: HardwareProfile) -> GemmProblem:
+        """A problem of ``problem_like``'s dtype and layout that every size rule accepts for
+        ``config`` (one tile, enough K for its splits): the candidate table checks the
+        size-independent rules on it once per config."""
+        c = config
+        return GemmProblem(max(1, c.block_m), max(1, c.block_n),
+                           max(1, c.block_k) * max(1, c.split_k) * 4, dtype=problem_like.dtype,
+                           layout=problem_like.layout, tf32=problem_like.tf32)
+
     def workspace(self, problem: GemmProblem, config: KernelConfig) -> int:
         """Extra device memory the config needs, in bytes."""
         return 0

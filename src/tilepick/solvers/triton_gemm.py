@@ -535,3 +535,100 @@ class TmaRepackSolver(TmaSolver):
             c3.copy_(work)
             return out
         return run
+
+
+# Rows of A the GEMV serves: each row re-reads B (from L2 when the programs of one block of B
+# run together); beyond a few rows the tensor-core families read B once for all of them.
+GEMV_MAX_M = 4
+
+
+class GemvSolver(TritonGemmSolver):
+    """GEMV for decode steps (``kernels.gemm_gemv``): M <= GEMV_MAX_M, B column-major (the
+    ``x @ W.T`` of ``nn.Linear``), every dtype; fp32 products on CUDA cores."""
+
+    family = "gemm.gemv"
+    gemv = True
+
+    def not_applicable_reason(self, problem, hw):
+        why = super().not_applicable_reason(problem, hw)
+        if why:
+            return why
+        p = problem
+        if p.m > GEMV_MAX_M:
+            return (f"M={p.m} rows: the GEMV re-reads B for each row; it serves M <= "
+                    f"{GEMV_MAX_M}")
+        if p.b_row_major:
+            return "B is row-major (N contiguous): the GEMV streams B's K-contiguous rows"
+        return None
+
+    def smem_bytes(self, problem, c):
+        # only the weight tile is staged, and only when the loop is software-pipelined
+        return c.num_stages * c.block_n * c.block_k * problem.dtype.itemsize \
+            if c.num_stages > 1 else 0
+
+    def config_invalid_reason(self, problem, c, hw):
+        p = problem
+        smem = self.smem_bytes(p, c)
+        if smem > hw.smem_per_block:
+            return f"needs {smem} B of shared memory, the GPU allows {hw.smem_per_block} B per block"
+        regs = c.block_n * c.block_k // (32 * c.num_warps)
+        if regs > MAX_ACC_REGS_PER_THREAD:
+            return (f"a {c.block_n}x{c.block_k} fp32 product tile needs {regs} registers per "
+                    f"thread (> {MAX_ACC_REGS_PER_THREAD}; it would spill)")
+        if c.block_n > max(self.min_block_n, next_pow2(p.n)):
+            return f"block_n={c.block_n} is larger than N={p.n} needs"
+        if c.block_k > max(self.min_block_k, next_pow2(p.k)):
+            return f"block_k={c.block_k} is larger than K={p.k} needs"
+        return None
+
+    @functools.lru_cache(maxsize=65536)
+    def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
+        p, c = problem, config
+        it = p.dtype.itemsize
+        vec = lambda op: 16 // it if p.operand_align(op) == 16 else 1  # noqa: E731
+        even_k = p.k % c.block_k == 0
+        k_align = 16 // it if (p.k * it) % 16 == 0 else 1
+        constexprs = dict(
+            BLOCK_N=c.block_n, BLOCK_K=c.block_k, A_ROW=p.a_row_major,
+            VEC_A=vec("a") if p.a_row_major else 1, VEC_B=vec("b"),
+            VEC_K=1 if even_k else k_align, EVEN_K=even_k, EVEN_N=p.n % c.block_n == 0,
+            HAS_SCALE=p.dtype is DType.FP8, num_warps=c.num_warps, num_stages=c.num_stages)
+        return LaunchPlan((p.m * cdiv(p.n, c.block_n), p.batch), tuple(sorted(constexprs.items())))
+
+    def _args(self, p: GemmProblem, c: KernelConfig, a, b, out):
+        """(grid, sizes and strides, constexprs) from 3-D views, the strides checked against
+        the plan's vector hints (the kernel rounds hinted strides down)."""
+        plan = self.plan(p, c)
+        kw = plan.kwargs
+        sa, sb, sc = a.stride(), b.stride(), out.stride()
+        batched = p.batch > 1   # a single batch's stride is never used: pass 0, always aligned
+        sa0, sb0, sc0 = (sa[0], sb[0], sc[0]) if batched else (0, 0, 0)
+        a_ld = sa[1] if p.a_row_major else 0
+        if sa0 % kw["VEC_A"] or a_ld % kw["VEC_A"] or sb0 % kw["VEC_B"] or sb[2] % kw["VEC_B"] \
+                or p.k % kw["VEC_K"]:
+            raise ConfigInvalidError(
+                f"{p.key()}: tensor strides (A batch {sa0}, ld {a_ld}; B batch {sb0}, ld "
+                f"{sb[2]}) are not multiples of the vector widths the launch plan assumes (A "
+                f"{kw['VEC_A']}, B {kw['VEC_B']}): the tensors do not match the problem")
+        return plan.grid, (p.m, p.n, p.k, sa0, sa[1], sa[2], sb0, sb[2], sc0, sc[1]), kw
+
+    def kernels(self, problem, config):
+        return [("gemv_kernel", self.plan(problem, config).constexprs)]
+
+    def calls(self, p, c, a, b, out, scale_a, scale_b):
+        from tilepick.kernels.gemm_gemv import gemv_kernel
+
+        grid, args, kw = self._args(p, c, a, b, out)
+        return [(gemv_kernel, grid, (a, b, out, scale_a, scale_b, *args), kw)]
+
+    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        from tilepick.kernels.gemm_gemv import gemv_kernel
+
+        patch_interpreter()
+        grid, args, kw = self._args(problem, config, _as3d(a), _as3d(b), _as3d(out))
+        gemv = DirectLaunch(gemv_kernel, grid, kw, guarded=5)
+
+        def run(a, b, out, scale_a=None, scale_b=None):
+            gemv(a, b, out, scale_a, scale_b, *args)
+            return out
+        return run
