@@ -108,17 +108,24 @@ class TritonGemmSolver(Solver):
     def smem_bytes(self, problem: GemmProblem, c: KernelConfig) -> int:
         return c.num_stages * (c.block_m + c.block_n) * c.block_k * problem.dtype.itemsize
 
+    # a tile smaller than this gives 8 warps too little work
+    min_tile_for_8_warps = 64 * 64
+
+    def acc_regs(self, c: KernelConfig) -> int:
+        """fp32 accumulator registers per thread (the output tile spread over the warps)."""
+        return c.block_m * c.block_n // (32 * c.num_warps)
+
     def config_invalid_reason(self, problem: GemmProblem, c: KernelConfig,
                               hw: HardwareProfile) -> str | None:
         p = problem
         smem = self.smem_bytes(p, c)
         if smem > hw.smem_per_block:
             return f"needs {smem} B of shared memory, the GPU allows {hw.smem_per_block} B per block"
-        regs = c.block_m * c.block_n // (32 * c.num_warps)
+        regs = self.acc_regs(c)
         if regs > MAX_ACC_REGS_PER_THREAD:
             return (f"accumulator needs {regs} registers per thread "
                     f"(> {MAX_ACC_REGS_PER_THREAD}; it would spill)")
-        if c.num_warps >= 8 and c.block_m * c.block_n < 64 * 64:
+        if c.num_warps >= 8 and c.block_m * c.block_n < self.min_tile_for_8_warps:
             return f"a {c.block_m}x{c.block_n} tile gives 8 warps too little work"
         if c.block_m > max(self.min_block_m, next_pow2(p.m)):
             return f"block_m={c.block_m} is larger than M={p.m} needs"
@@ -566,20 +573,12 @@ class GemvSolver(TritonGemmSolver):
         return c.num_stages * c.block_n * c.block_k * problem.dtype.itemsize \
             if c.num_stages > 1 else 0
 
-    def config_invalid_reason(self, problem, c, hw):
-        p = problem
-        smem = self.smem_bytes(p, c)
-        if smem > hw.smem_per_block:
-            return f"needs {smem} B of shared memory, the GPU allows {hw.smem_per_block} B per block"
-        regs = c.block_n * c.block_k // (32 * c.num_warps)
-        if regs > MAX_ACC_REGS_PER_THREAD:
-            return (f"a {c.block_n}x{c.block_k} fp32 product tile needs {regs} registers per "
-                    f"thread (> {MAX_ACC_REGS_PER_THREAD}; it would spill)")
-        if c.block_n > max(self.min_block_n, next_pow2(p.n)):
-            return f"block_n={c.block_n} is larger than N={p.n} needs"
-        if c.block_k > max(self.min_block_k, next_pow2(p.k)):
-            return f"block_k={c.block_k} is larger than K={p.k} needs"
-        return None
+    # one row of A a program: 8 warps share a block_n x block_k product tile, not an output tile
+    min_tile_for_8_warps = 0
+
+    def acc_regs(self, c):
+        """The fp32 products are summed elementwise over K, reduced once at the end."""
+        return c.block_n * c.block_k // (32 * c.num_warps)
 
     @functools.lru_cache(maxsize=65536)
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
