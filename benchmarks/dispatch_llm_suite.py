@@ -51,7 +51,7 @@ TUTORIAL = [(128, 256, 64, 8, 8, 3), (64, 256, 32, 8, 4, 4), (128, 128, 32, 8, 4
             (64, 32, 32, 8, 2, 5), (32, 64, 32, 8, 2, 5)]
 
 
-def suite(models, m_values=M_VALUES):
+def suite(models, m_values=M_VALUES, dtype="bf16"):
     out = []
     for name in models:
         for proj in shapes.llm_projections(shapes.MODELS[name]):
@@ -59,7 +59,7 @@ def suite(models, m_values=M_VALUES):
                 continue
             for m in m_values:
                 for layout in ("rr", "rc"):
-                    out.append(GemmProblem(m, proj.n, proj.k, dtype="bf16", layout=layout))
+                    out.append(GemmProblem(m, proj.n, proj.k, dtype=dtype, layout=layout))
     return list(dict.fromkeys(out))
 
 
@@ -159,16 +159,18 @@ def main():
     ap.add_argument("--allow-no-model", action="store_true",
                     help="run even when the shipped model cannot be loaded (the heuristic then "
                          "measures the analytic fallback order, not the model)")
+    ap.add_argument("--dtype", default="bf16", help="bf16 (the suite's) or fp16")
     ap.add_argument("--shapes", default=None,
                     help="MxNxK,... instead of the LLM suite (both layouts; for a quick check)")
     args = ap.parse_args()
     t_start = time.time()
     interrupt_on_sigterm()  # `timeout` sends SIGTERM: summarise what is done
     if args.shapes:
-        problems = [GemmProblem(*map(int, s.split("x")), dtype="bf16", layout=lay)
+        problems = [GemmProblem(*map(int, s.split("x")), dtype=args.dtype, layout=lay)
                     for s in args.shapes.split(",") for lay in ("rr", "rc")]
     else:
-        problems = suite(args.models.split(","), tuple(int(x) for x in args.m_values.split(",")))
+        problems = suite(args.models.split(","), tuple(int(x) for x in args.m_values.split(",")),
+                         args.dtype)
     random.Random(0).shuffle(problems)  # a run cut by the budget still covers the suite evenly
     dbdir = tempfile.mkdtemp()
     disp = {mode: Dispatcher(mode=mode, device=RealDevice(), user_db=os.path.join(dbdir, f"{mode}.db"),
