@@ -213,6 +213,19 @@ def test_train_decode_adds_decode_steps_on_many_weights():
         S.train_decode("bf16", "rr", 0, count=-1)
 
 
+def test_train_midm_covers_round_batches_on_power_of_two_weights():
+    mid = S.train_midm("bf16", "rr", 0)
+    assert len(mid) == 300 and mid == S.train_midm("bf16", "rr", 0)
+    assert S.problem_set("train_midm", "bf16", "rr", 0, 40) == mid[:40]
+    assert all(48 <= p.m <= 320 and p.n % 256 == 0 and p.k % 256 == 0 for p in mid)
+    assert sum(p.m == 128 for p in mid) >= 20 and sum(p.n % 4096 == 0 for p in mid) >= 100
+    train, val = S.training_and_validation("bf16", "rr", 0, None, None)
+    assert not mnk(mid) & (mnk(train) | mnk(val))
+    held = {(p.n, p.k) for name, cfg in S.MODELS.items() if cfg.family in S.HOLDOUT_FAMILIES
+            for p in S.llm_projections(name)}
+    assert not {(p.n, p.k) for p in mid} & held
+
+
 # -- problem files ---------------------------------------------------------------------------------
 SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),
           GemmProblem(3, 5, 7, batch=4, dtype="fp32", tf32=True),
