@@ -1,5 +1,6 @@
-"""The problems the GEMV family (gemm.gemv) is swept on: every bf16 problem it can serve in the
-shipped model's training data (its manifest) and in the rc validation set.
+"""The problems the GEMV family (gemm.gemv) is swept on: every problem it can serve in a shipped
+model's training data (its manifest) and in the rc validation set, for bf16 (session 16: the
+manifest as it was before the family) and fp8 e4m3.
 
     python benchmarks/problems/make_gemv_lists.py   # writes the two .jsonl files beside it
 """
@@ -18,20 +19,25 @@ HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 
 
-def served(files) -> list[GemmProblem]:
+def served(files, dtype="bf16") -> list[GemmProblem]:
     keys = pd.concat([pd.read_parquet(f, columns=["problem_key"]) for f in files])["problem_key"]
     gemv, hw = SOLVERS["gemm.gemv"], profile("h200")
     out = [GemmProblem.from_key(k) for k in sorted(set(keys))]
-    return [p for p in out if p.dtype_token == "bf16" and gemv.configs(p, hw)]
+    return [p for p in out if p.dtype_token == dtype and gemv.configs(p, hw)]
 
 
 def main():
-    manifest = json.loads((ROOT / "models/gemm_bf16_h200/manifest.json").read_text())
-    train = served([ROOT / d["path"] for d in manifest["data"]])
-    val = served(sorted((ROOT / "data/gemm/bf16/h200/validation_rc").glob("*.parquet")))
-    write_problem_file(train, HERE / "train_rc_bf16_gemv.jsonl")
-    write_problem_file(val, HERE / "validation_rc_bf16_gemv.jsonl")
-    print(f"train {len(train)}, validation {len(val)}")
+    sets = {"bf16": ("models/gemm_bf16_h200", "data/gemm/bf16/h200/validation_rc"),
+            "fp8e4m3": ("models/gemm_fp8e4m3_h200", "data/gemm/fp8e4m3/h200/validation")}
+    for dtype, (model, validation) in sets.items():
+        manifest = json.loads((ROOT / model / "manifest.json").read_text())
+        files = [ROOT / d["path"] for d in manifest["data"]
+                 if "train_gemv" not in d["path"]]   # the problems as they were before it
+        train = served(files, dtype)
+        val = served(sorted((ROOT / validation).glob("*.parquet")), dtype)
+        write_problem_file(train, HERE / f"train_rc_{dtype}_gemv.jsonl")
+        write_problem_file(val, HERE / f"validation_rc_{dtype}_gemv.jsonl")
+        print(f"{dtype}: train {len(train)}, validation {len(val)}")
 
 
 if __name__ == "__main__":
