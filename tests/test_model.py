@@ -146,6 +146,29 @@ def test_mismatched_feature_schema_is_refused(model_dir, tmp_path):
         Predictor.load(model_dir=bad)
 
 
+def test_model_from_before_a_family_was_added(model_dir, tmp_path):
+    """Families are only appended: a model whose family encoding is a prefix of the code's
+    loads (its codes are unchanged) and never ranks the newer families, even over the whole
+    space; a reordered encoding is refused."""
+    from tilepick.config import FAMILIES
+
+    old = tmp_path / "gemm_bf16_h200"
+    shutil.copytree(model_dir, old)
+    spec = json.loads((old / "feature_spec.json").read_text())
+    newest = list(FAMILIES)[-1]
+    spec["encodings"]["family"] = list(FAMILIES)[:-1]
+    (old / "feature_spec.json").write_text(json.dumps(spec))
+    p = GemmProblem(1, 4096, 4096, layout="rc")   # the GEMV serves it (rr-only model: not strict)
+    every = {r[0] for r in Predictor(model_dir, catalog="space", strict=False).rank(p)}
+    assert any(c.startswith(newest + ".") for c in every)
+    ranked = {r[0] for r in Predictor(old, catalog="space", strict=False).rank(p)}
+    assert ranked == {c for c in every if not c.startswith(newest + ".")}
+    spec["encodings"]["family"] = list(reversed(FAMILIES))
+    (old / "feature_spec.json").write_text(json.dumps(spec))
+    with pytest.raises(FeatureSchemaError, match="encoding of family"):
+        Predictor(old)
+
+
 def test_pooled_dtypes_are_trained_on_and_only_the_served_one_is_scored(data_dir, tmp_path):
     from tilepick.model.evaluate import evaluate
 
