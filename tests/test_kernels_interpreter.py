@@ -318,6 +318,15 @@ def test_gemv_serves_only_decode_steps_with_k_contiguous_b():
         current())
 
 
+def test_gemv_refuses_a_b_that_is_not_column_major():
+    p = GemmProblem(1, 64, 512, dtype="fp16", layout="rc")
+    inp = make_inputs(p, "cpu", 0)
+    c = KernelConfig.from_id("gemm.gemv.m1n4k512.g1.w4.s1")
+    row_major_b = inp.b.contiguous()          # the same values, N contiguous
+    with pytest.raises(ConfigInvalidError, match="not column-major"):
+        solvers.launch(p, c, inp.a, row_major_b, inp.out)
+
+
 def test_grouped_tile_order():
     p = GemmProblem(100, 90, 64, dtype="fp16", layout="cr")  # 7 x 6 tiles of 16
     configs = [c for c in solvers.SOLVERS["gemm.ptr"].configs(p) if c.group_m == 8]

@@ -603,6 +603,9 @@ class GemvSolver(TritonGemmSolver):
         batched = p.batch > 1   # a single batch's stride is never used: pass 0, always aligned
         sa0, sb0, sc0 = (sa[0], sb[0], sc[0]) if batched else (0, 0, 0)
         a_ld = sa[1] if p.a_row_major else 0
+        if sb[1] != 1 and p.k > 1:   # the kernel walks B's rows with unit stride
+            raise ConfigInvalidError(f"{p.key()}: B's K stride is {sb[1]}, not 1: the tensor "
+                                     "is not column-major as the problem says")
         if sa0 % kw["VEC_A"] or a_ld % kw["VEC_A"] or sb0 % kw["VEC_B"] or sb[2] % kw["VEC_B"] \
                 or p.k % kw["VEC_K"]:
             raise ConfigInvalidError(
