@@ -84,10 +84,11 @@ def gemv_rc_kernel(x_ptr, w_ptr, y_ptr, M, N, K, BLOCK_N: tl.constexpr, BLOCK_K:
     tl.store(y_ptr + m * N + rn, tl.sum(acc, axis=1).to(y_ptr.dtype.element_ty), mask=rn < N)
 
 
-@triton.jit(do_not_specialize=["N", "K"])
-def gemv_rr_kernel(x_ptr, w_ptr, y_ptr, ws_ptr, cnt_ptr, N, K, BLOCK_N: tl.constexpr,
-                   BLOCK_K: tl.constexpr, VEC: tl.constexpr, EVEN: tl.constexpr):
-    N = aligned(N, VEC)
+@triton.jit
+def rr_partial(x_ptr, w_ptr, N, K, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               EVEN: tl.constexpr):
+    """This program's BLOCK_N columns of x @ W over its 1/S of K: (columns, fp32 partial sums)
+    (shared by the split-K GEMVs here and in decode_rr_probe.py)."""
     pid_n = tl.program_id(0)
     pid_k = tl.program_id(1)
     splits = tl.num_programs(1)
@@ -109,7 +110,17 @@ def gemv_rr_kernel(x_ptr, w_ptr, y_ptr, ws_ptr, cnt_ptr, N, K, BLOCK_N: tl.const
         acc += w.to(tl.float32) * x.to(tl.float32)[:, None]
         w_ptrs += BLOCK_K * N
         x_ptrs += BLOCK_K
-    part = tl.sum(acc, axis=0)
+    return rn, tl.sum(acc, axis=0)
+
+
+@triton.jit(do_not_specialize=["N", "K"])
+def gemv_rr_kernel(x_ptr, w_ptr, y_ptr, ws_ptr, cnt_ptr, N, K, BLOCK_N: tl.constexpr,
+                   BLOCK_K: tl.constexpr, VEC: tl.constexpr, EVEN: tl.constexpr):
+    N = aligned(N, VEC)
+    pid_n = tl.program_id(0)
+    pid_k = tl.program_id(1)
+    splits = tl.num_programs(1)
+    rn, part = rr_partial(x_ptr, w_ptr, N, K, BLOCK_N, BLOCK_K, EVEN)
     if splits == 1:
         tl.store(y_ptr + rn, part.to(y_ptr.dtype.element_ty), mask=rn < N)
     else:

@@ -13,6 +13,9 @@ zero-kept [N] buffer, so the last program reads one value a column, casts, store
 it again (one launch, nothing to clear before the next call), with the read ceiling beside.
 
     PYTHONPATH=src python3 benchmarks/decode_rr_probe.py [--out DIR]
+
+(Measured at commit 778c4f7; the split-K loop both kernels share moved into
+``decode_probe2.rr_partial`` afterwards, the same code, checked on the GPU below.)
 """
 
 import argparse
@@ -27,6 +30,7 @@ import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).parent))
 import decode_probe2 as p2  # noqa: E402  (its read ceiling, rr workspace kernel and helpers)
+from decode_probe2 import rr_partial  # noqa: E402  (a jit helper: called by name in a kernel)
 
 from tilepick.bench import timing  # noqa: E402
 from tilepick.data.io import write_json  # noqa: E402
@@ -44,27 +48,8 @@ def gemv_rr_atomic_kernel(x_ptr, w_ptr, y_ptr, acc_ptr, cnt_ptr, N, K, BLOCK_N: 
                           BLOCK_K: tl.constexpr, VEC: tl.constexpr, EVEN: tl.constexpr):
     N = aligned(N, VEC)
     pid_n = tl.program_id(0)
-    pid_k = tl.program_id(1)
     splits = tl.num_programs(1)
-    per = tl.cdiv(tl.cdiv(K, BLOCK_K), splits) * BLOCK_K
-    k0 = pid_k * per
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    w_ptrs = w_ptr + (k0 + rk).to(tl.int64)[:, None] * N + rn[None, :]
-    x_ptrs = x_ptr + k0 + rk
-    acc = tl.zeros((BLOCK_K, BLOCK_N), dtype=tl.float32)
-    for k in range(k0, tl.minimum(k0 + per, K), BLOCK_K):
-        if EVEN:
-            w = tl.load(w_ptrs, eviction_policy="evict_first")
-            x = tl.load(x_ptrs)
-        else:
-            w = tl.load(w_ptrs, mask=(k + rk[:, None] < K) & (rn[None, :] < N), other=0.0,
-                        eviction_policy="evict_first")
-            x = tl.load(x_ptrs, mask=k + rk < K, other=0.0)
-        acc += w.to(tl.float32) * x.to(tl.float32)[:, None]
-        w_ptrs += BLOCK_K * N
-        x_ptrs += BLOCK_K
-    part = tl.sum(acc, axis=0)
+    rn, part = rr_partial(x_ptr, w_ptr, N, K, BLOCK_N, BLOCK_K, EVEN)
     tl.atomic_add(acc_ptr + rn, part, mask=rn < N, sem="relaxed")
     tl.debug_barrier()   # every thread's adds are issued before the counter moves
     ticket = tl.atomic_add(cnt_ptr + pid_n, 1, sem="acq_rel")
