@@ -24,7 +24,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import lightgbm as lgb
+try:  # training and warm starts need LightGBM; loading a model for prediction does not
+    import lightgbm as lgb
+except ImportError:
+    lgb = None
 
 from tilepick.features import FeatureSpec, current_spec
 from tilepick.model.booster import pack, read_model_text, write_model_text

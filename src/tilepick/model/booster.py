@@ -13,9 +13,14 @@ from __future__ import annotations
 import ctypes
 import gzip
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import lightgbm as lgb
 import numpy as np
+
+try:  # training needs LightGBM; prediction falls back to the trees' text (model.trees)
+    import lightgbm as lgb
+except ImportError:
+    lgb = None
 
 try:  # lightgbm internals (stable since 3.x); the fallback below covers their absence
     from lightgbm.basic import _LIB, _c_str, _safe_call
@@ -24,6 +29,9 @@ try:  # lightgbm internals (stable since 3.x); the fallback below covers their a
     _FAST = True
 except ImportError:  # pragma: no cover - depends on the installed lightgbm
     _FAST = False
+
+if TYPE_CHECKING:
+    from tilepick.model.trees import NumpyTrees
 
 _DTYPE_FLOAT64 = 1
 _COL_MAJOR, _ROW_MAJOR = 0, 1
@@ -112,7 +120,13 @@ class FastBooster:
         self.num_outputs = booster.num_model_per_iteration()
 
     @classmethod
-    def load(cls, path: str | Path) -> "FastBooster":
+    def load(cls, path: str | Path) -> "FastBooster | NumpyTrees":
+        """The model at ``path``; without lightgbm installed, the same trees evaluated by
+        numpy (:class:`tilepick.model.trees.NumpyTrees`: the same scores, slower)."""
+        if lgb is None:
+            from tilepick.model.trees import NumpyTrees
+
+            return NumpyTrees.from_text(read_model_text(path))
         return cls(lgb.Booster(model_str=read_model_text(path)))
 
     def predict(self, x: np.ndarray, start: int = 0, count: int = 0) -> np.ndarray:

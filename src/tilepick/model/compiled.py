@@ -25,7 +25,6 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-import lightgbm as lgb
 import numpy as np
 
 ENV_SWITCH = "TILEPICK_COMPILED_TREES"
@@ -51,11 +50,11 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tilepick" / "trees"
 
 
-def compile_iterations(booster: lgb.Booster, start: int, count: int
+def compile_iterations(booster, start: int, count: int
                        ) -> Callable[[np.ndarray], np.ndarray] | None:
     """A function giving the raw scores of trees [start, start + count) (count 0: all the rest)
     of a single-output booster, or None where compiled trees are unavailable."""
-    if not enabled():
+    if booster is None or not enabled():   # None: no LightGBM booster (model.trees)
         return None
     try:
         import lleaves
