@@ -10,13 +10,13 @@ import pytest
 
 from tilepick.data.io import read_frame, write_part
 from tilepick.dispatch import Dispatcher, Environment, PerfDb, SimulatedDevice
-from tilepick.dispatch.perfdb import default_system_db, kernel_source_hash
+from tilepick.dispatch.perfdb import default_system_db, kernel_source_hash, unpacked
 from tilepick.dispatch.systemdb import build, source_hash_at
 from tilepick.hardware import profile
 from tilepick.problem import GemmProblem
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = ROOT / "models" / "perfdb_h200.sqlite"
+SHIPPED = ROOT / "models" / "perfdb_h200.sqlite.gz"
 VALIDATION = ROOT / "data" / "gemm" / "bf16" / "h200" / "validation"
 
 
@@ -72,6 +72,34 @@ def test_build_keeps_current_kernels_and_the_fastest(tmp_path):
     assert db.lookup(other, keys[0]) is None
 
 
+def test_gzipped_db_is_built_read_and_bypassed_when_corrupt(tmp_path, monkeypatch):
+    """The shipped form: built into ``.sqlite.gz`` (unpacked, added to, packed again), read
+    through a copy unpacked once into the cache, and a corrupt archive is reported and
+    bypassed, never a crash."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    rows = _swept()
+    keys = sorted(rows.problem_key.unique())[:2]
+    part = tmp_path / "data"
+    write_part(part, rows[rows.problem_key.isin(keys)].to_dict("records"))
+    plain, packed = tmp_path / "system.sqlite", tmp_path / "system.sqlite.gz"
+    build([part], plain, exhaustive=True, repo=ROOT)
+    build([part], packed, exhaustive=True, repo=ROOT)
+    first = packed.read_bytes()
+    build([part], packed, exhaustive=True, repo=ROOT)   # added again: replaced, not doubled
+    assert len(PerfDb(packed, readonly=True).entries()) == len(keys)
+    env = _env(rows, kernel_source_hash())
+    a, b = PerfDb(plain, readonly=True), PerfDb(packed, readonly=True)
+    for key in keys:
+        assert b.lookup(env, key).winner == a.lookup(env, key).winner
+    assert unpacked(packed).parent == tmp_path / "cache" / "tilepick" / "systemdb"
+    bad = tmp_path / "bad.sqlite.gz"
+    bad.write_bytes(first[:100])
+    with pytest.warns(RuntimeWarning, match="bypassed"):
+        db = PerfDb(bad, readonly=True)
+        assert db.lookup(env, keys[0]) is None
+    assert db.error
+
+
 def test_build_keeps_rows_of_kernels_vouched_as_same_speed(tmp_path, monkeypatch):
     """Rows of an earlier source key that ``perfdb.SAME_SPEED`` vouches for are stored under
     today's key; rows of another earlier key are still left out."""
@@ -111,7 +139,7 @@ def test_shipped_db_serves_db_mode_on_its_environment(tmp_path, monkeypatch):
     assert len(entries) > 1000
     e = next(x for x in entries if x["mode"] == "exhaustive"
              and x["problem_key"].startswith("gemm.bf16.rr"))
-    stored = sqlite3.connect(f"file:{SHIPPED}?mode=ro", uri=True).execute(
+    stored = sqlite3.connect(f"file:{unpacked(SHIPPED)}?mode=ro", uri=True).execute(
         "SELECT gpu_name, driver, cuda, torch, triton, source_hash FROM envs WHERE env_key=?",
         (e["env_key"],)).fetchone()
     # its own environment (after a kernel change the db simply stops matching: correct)

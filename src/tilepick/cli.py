@@ -442,7 +442,7 @@ def db_import(file: str = typer.Argument(..., help="tuning file written by 'db e
 def db_build(data: list[str] = typer.Option(..., "--data", help="dataset folder or parquet "
                                             "(repeatable)"),
              out: str = typer.Option(..., "--out", help="perf-db file to add to, e.g. "
-                                     "models/perfdb_h200.sqlite (the shipped system db)"),
+                                     "models/perfdb_h200.sqlite.gz (the shipped system db; .gz: packed)"),
              exhaustive: bool = typer.Option(False, "--exhaustive", help="the data measured "
                                              "every valid config of each problem")):
     """Store measured datasets' winners in a perf-db (how the shipped system db is built)."""

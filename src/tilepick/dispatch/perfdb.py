@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import gzip
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -161,10 +164,49 @@ def default_system_db(arch: str) -> Path | None:
     if env is not None:
         return None if env.strip().lower() in ("", "off", "0", "none") else Path(env)
     for root in search_roots():
-        path = root / f"perfdb_{arch}.sqlite"
-        if path.is_file():
-            return path
+        for name in (f"perfdb_{arch}.sqlite", f"perfdb_{arch}.sqlite.gz"):
+            if (root / name).is_file():
+                return root / name
     return None
+
+
+GZ_SUFFIX = ".gz"
+
+
+def unpacked(path: Path) -> Path:
+    """The SQLite file a gzip'd read-only db (``*.sqlite.gz``) holds, decompressed once into the
+    user's cache, named by the archive's digest (a new archive gets a new file).
+
+    Why gzip'd: the shipped system db is 5.4 MB of SQLite pages and 1 MB compressed, and the
+    repository travels whole to the GPU machines under an upload limit it nearly fills."""
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tilepick" / "systemdb"
+    target = base / f"{path.name[:-len(GZ_SUFFIX)]}-{digest}"
+    if target.is_file():
+        return target
+    raw = gzip.decompress(data)   # a corrupt archive raises here: the caller bypasses the db
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=base, suffix=".part")
+    except OSError:   # no writable cache: a private temporary copy
+        fd, tmp = tempfile.mkstemp(suffix=".sqlite")
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+        return Path(tmp)
+    with os.fdopen(fd, "wb") as f:
+        f.write(raw)
+    os.replace(tmp, target)   # atomic: concurrent processes see the whole file or none
+    return target
+
+
+def pack(plain: Path, out: Path) -> None:
+    """``plain`` gzip'd into ``out`` reproducibly (no timestamp) and atomically."""
+    tmp = out.with_name(out.name + ".part")
+    with open(plain, "rb") as src, open(tmp, "wb") as raw, \
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
+        shutil.copyfileobj(src, gz)
+    os.replace(tmp, out)
 
 
 def _now() -> str:
@@ -192,7 +234,8 @@ class PerfDb:
             if self.readonly:
                 if not self.path.exists():
                     return None
-                conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+                path = unpacked(self.path) if self.path.name.endswith(GZ_SUFFIX) else self.path
+                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(self.path, timeout=30)
@@ -204,8 +247,8 @@ class PerfDb:
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None or int(row[0]) != SCHEMA_VERSION:
                 raise PerfDbError(f"schema version {row[0] if row else None} != {SCHEMA_VERSION}")
-        except (sqlite3.DatabaseError, PerfDbError, OSError, ValueError) as exc:
-            self._disable(exc)
+        except (sqlite3.DatabaseError, PerfDbError, OSError, ValueError, EOFError) as exc:
+            self._disable(exc)   # (a corrupt gzip archive: BadGzipFile is an OSError)
             return None
         self._conn = conn
         return conn
