@@ -85,8 +85,10 @@ def test_gzipped_db_is_built_read_and_bypassed_when_corrupt(tmp_path, monkeypatc
     build([part], plain, exhaustive=True, repo=ROOT)
     build([part], packed, exhaustive=True, repo=ROOT)
     first = packed.read_bytes()
+    earlier = unpacked(packed)
     build([part], packed, exhaustive=True, repo=ROOT)   # added again: replaced, not doubled
     assert len(PerfDb(packed, readonly=True).entries()) == len(keys)
+    assert [f.name for f in earlier.parent.iterdir()] == [unpacked(packed).name]   # one copy
     env = _env(rows, kernel_source_hash())
     a, b = PerfDb(plain, readonly=True), PerfDb(packed, readonly=True)
     for key in keys:

@@ -197,6 +197,11 @@ def unpacked(path: Path) -> Path:
     with os.fdopen(fd, "wb") as f:
         f.write(raw)
     os.replace(tmp, target)   # atomic: concurrent processes see the whole file or none
+    stem = path.name[:-len(GZ_SUFFIX)]
+    for old in base.glob(f"{stem}-*"):   # copies of earlier archives (open ones stay readable)
+        if old != target and old.suffix != ".part":
+            with contextlib.suppress(OSError):
+                old.unlink()
     return target
 
 
