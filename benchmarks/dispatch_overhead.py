@@ -25,6 +25,7 @@ a device whose launch does nothing (stage 1 is then empty), which isolates tilep
 Python work from Triton's launch.
 
     PYTHONPATH=src python benchmarks/dispatch_overhead.py [--calls 20000] [--out DIR]
+        [--config ID] [--shape MxNxK] [--layout rr|rc]
 """
 
 import argparse
@@ -98,17 +99,22 @@ def main():
     ap.add_argument("--config", default="gemm.tma.m64n64k64.g1.w4.s3",
                     help="the config the dispatcher runs (GPU); try a gemm.ptr one too")
     ap.add_argument("--out", help="folder for dispatch_overhead.json")
+    ap.add_argument("--shape", default="64x64x128", help="MxNxK of the (small) problem")
+    ap.add_argument("--layout", default="rr", choices=("rr", "rc"),
+                    help="rc: B is a transposed N x K weight (x @ W.T), as a GEMV config needs")
     args = ap.parse_args()
     gpu = torch.cuda.is_available()
     dev = "cuda" if gpu else "cpu"
-    a = torch.randn(64, 128, device=dev).bfloat16()
-    b = torch.randn(128, 64, device=dev).bfloat16()
+    m, n, k = map(int, args.shape.split("x"))
+    a = torch.randn(m, k, device=dev).bfloat16()
+    b = (torch.randn(n, k, device=dev).bfloat16().T if args.layout == "rc"
+         else torch.randn(k, n, device=dev).bfloat16())
     p = GemmProblem.from_tensors(a, b)
     cid = args.config if gpu else "gemm.cublas"
     device = RealDevice() if gpu else NoLaunch()
     d = Dispatcher(mode="heuristic", device=device, predictor=FixedPick(cid), user_db=None)
     tilepick.matmul(a, b, dispatcher=d)  # decide and compile once
-    out = torch.empty(64, 64, device=dev, dtype=torch.bfloat16)
+    out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
     config = solvers.KernelConfig.from_id(cid)
     if gpu:
         (kernel, grid, kargs, kw), *more = solvers.SOLVERS[config.family].calls(
@@ -120,10 +126,10 @@ def main():
         bound = lambda: bound_fn(a, b, out)  # noqa: E731
         launch = lambda: solvers.launch(p, config, a, b, out, check=False)  # noqa: E731
         alloc_launch = lambda: solvers.launch(  # noqa: E731
-            p, config, a, b, torch.empty(64, 64, device=dev, dtype=torch.bfloat16), check=False)
+            p, config, a, b, torch.empty(m, n, device=dev, dtype=torch.bfloat16), check=False)
     else:
         direct = bound = launch = lambda: out  # noqa: E731
-        alloc_launch = lambda: torch.empty(64, 64, dtype=torch.bfloat16)  # noqa: E731
+        alloc_launch = lambda: torch.empty(m, n, dtype=torch.bfloat16)  # noqa: E731
     stages = {
         "triton direct": direct,
         "bound launch": bound,
