@@ -74,3 +74,61 @@ def gemv_kernel(
     y = scale_epilogue(tl.sum(acc, axis=1), scale_a_ptr, scale_b_ptr, HAS_SCALE)
     c_ptrs = c_ptr + bid * stride_cb + m * stride_cm + rn
     tl.store(c_ptrs, y.to(c_ptr.dtype.element_ty), mask=rn < N)
+
+
+@triton.jit(do_not_specialize=["N", "K", "stride_ak", "stride_bk"])
+def gemv_splitk_kernel(
+    a_ptr, b_ptr, c_ptr, acc_ptr, cnt_ptr, scale_a_ptr, scale_b_ptr,
+    N, K, stride_ak, stride_bk,
+    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_CONTIG: tl.constexpr,
+    VEC_B: tl.constexpr, EVEN_K: tl.constexpr, EVEN_N: tl.constexpr, HAS_SCALE: tl.constexpr,
+):
+    """One row of A times an N-contiguous B (``x @ W``, layouts rr and cr), in one launch.
+
+    B's columns are contiguous, so a program owns BLOCK_N columns and 1/S of K (S = the grid's
+    second dimension) and the S partial sums must meet: each program adds its partial to a
+    fp32 buffer with atomics; the last of the S programs of a column block (an acq_rel
+    counter) reads the sum, scales and casts it into C, and sets the buffer and its counter
+    back to zero. The buffer and counters are the solver's, per device and stream, zero
+    before every launch (``GemvSplitKSolver``); no clearing launch, no reduction launch.
+    ``benchmarks/decode_rr_probe.py``: 1.01-1.03x torch.matmul at M = 1 on Llama-3 weights,
+    where a workspace read back split by split was at parity.
+    """
+    pid_n = tl.program_id(0)
+    pid_k = tl.program_id(1)
+    splits = tl.num_programs(1)
+    stride_bk = aligned(stride_bk, VEC_B)
+    if A_CONTIG:
+        stride_ak = 1
+    per = tl.cdiv(tl.cdiv(K, BLOCK_K), splits) * BLOCK_K
+    k0 = pid_k * per
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    if EVEN_N:
+        rn_load = rn
+    else:
+        rn_load = rn % N
+    rk = tl.arange(0, BLOCK_K)
+    b_ptrs = b_ptr + (k0 + rk)[:, None] * stride_bk + rn_load[None, :]
+    a_ptrs = a_ptr + (k0 + rk) * stride_ak
+    acc = tl.zeros((BLOCK_K, BLOCK_N), dtype=tl.float32)
+    for k in range(k0, tl.minimum(k0 + per, K), BLOCK_K):
+        if EVEN_K:
+            w = tl.load(b_ptrs, eviction_policy="evict_first")
+            x = tl.load(a_ptrs)
+        else:
+            k_rem = K - k
+            w = tl.load(b_ptrs, mask=rk[:, None] < k_rem, other=0.0,
+                        eviction_policy="evict_first")
+            x = tl.load(a_ptrs, mask=rk < k_rem, other=0.0)
+        acc += w.to(tl.float32) * x.to(tl.float32)[:, None]
+        b_ptrs += BLOCK_K * stride_bk
+        a_ptrs += BLOCK_K * stride_ak
+    tl.atomic_add(acc_ptr + rn, tl.sum(acc, axis=0), mask=rn < N, sem="relaxed")
+    tl.debug_barrier()   # every thread's adds are issued before the counter moves
+    ticket = tl.atomic_add(cnt_ptr + pid_n, 1, sem="acq_rel")
+    if ticket == splits - 1:
+        total = tl.load(acc_ptr + rn, mask=rn < N, other=0.0, cache_modifier=".cg")
+        total = scale_epilogue(total, scale_a_ptr, scale_b_ptr, HAS_SCALE)
+        tl.store(c_ptr + rn, total.to(c_ptr.dtype.element_ty), mask=rn < N)
+        tl.store(acc_ptr + rn, tl.zeros((BLOCK_N,), dtype=tl.float32), mask=rn < N)
+        tl.atomic_xchg(cnt_ptr + pid_n, 0)

@@ -7,6 +7,7 @@ computed once and cached: a repeated shape pays for a dictionary lookup, not for
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import dataclass
 
 from tilepick.config import SPACES, KernelConfig
@@ -632,5 +633,129 @@ class GemvSolver(TritonGemmSolver):
 
         def run(a, b, out, scale_a=None, scale_b=None):
             gemv(a, b, out, scale_a, scale_b, *args)
+            return out
+        return run
+
+
+class _ZeroKept:
+    """fp32 accumulators and counters that every ``gemv_splitk_kernel`` launch leaves at zero,
+    one pair per (device, stream): launches on one stream run in order, so each finds them
+    zero; launches on two streams never share them. Grown (a new zeroed pair) when a larger N
+    comes; the old pair is released to PyTorch's allocator, which reuses memory only in the
+    order of its stream."""
+
+    def __init__(self):
+        self._pairs: dict = {}
+        self._lock = threading.Lock()
+
+    def get(self, device, acc_elems: int, counters: int):
+        import torch
+
+        if device.type == "cuda":
+            if torch.cuda.is_current_stream_capturing():
+                # a captured graph replayed on another stream would share the pair with
+                # launches there: never a wrong sum, so never in a graph
+                raise ConfigInvalidError("gemm.gemv_splitk keeps per-stream state between "
+                                         "launches and is not used inside CUDA graph capture")
+            key = (device.index, torch.cuda.current_stream(device).cuda_stream)
+        else:
+            key = (str(device), 0)
+        pair = self._pairs.get(key)
+        if pair is None or pair[0].numel() < acc_elems or pair[1].numel() < counters:
+            with self._lock:
+                pair = self._pairs.get(key)
+                if pair is None or pair[0].numel() < acc_elems or pair[1].numel() < counters:
+                    old = (0, 0) if pair is None else (pair[0].numel(), pair[1].numel())
+                    pair = (torch.zeros(max(acc_elems, old[0]), device=device,
+                                        dtype=torch.float32),
+                            torch.zeros(max(counters, old[1]), device=device, dtype=torch.int32))
+                    self._pairs[key] = pair
+        return pair
+
+
+# the one store of those pairs (a module global: prepared launches look it up, they hold none)
+_ZERO_KEPT = _ZeroKept()
+
+
+class GemvSplitKSolver(TritonGemmSolver):
+    """One row of A times an N-contiguous B (``x @ W``: layouts rr, cr), split over K in one
+    launch (``kernels.gemm_gemv.gemv_splitk_kernel``): M = 1, one batch. Its partial sums meet
+    in zero-kept per-stream buffers (:class:`_ZeroKept`), so it is refused inside CUDA graph
+    capture (the dispatcher then runs the next candidate)."""
+
+    family = "gemm.gemv_splitk"
+    gemv = True
+    split_mode = 3          # one launch: atomics into a zero-kept buffer, the last program casts
+    min_tile_for_8_warps = 0
+    state = _ZERO_KEPT
+
+    def not_applicable_reason(self, problem, hw):
+        why = super().not_applicable_reason(problem, hw)
+        if why:
+            return why
+        p = problem
+        if p.m != 1 or p.batch != 1:
+            return f"M={p.m}, batch={p.batch}: the split-K GEMV serves one row of one matrix"
+        if not p.b_row_major:
+            return "B is column-major (K contiguous): gemm.gemv serves that layout"
+        return None
+
+    def acc_regs(self, c):
+        return c.block_n * c.block_k // (32 * c.num_warps)
+
+    def smem_bytes(self, problem, c):
+        return c.num_stages * c.block_n * c.block_k * problem.dtype.itemsize \
+            if c.num_stages > 1 else 0
+
+    def workspace(self, problem, config) -> int:
+        # kept between launches (per device and stream), not allocated per call
+        return 4 * (problem.n + cdiv(problem.n, config.block_n))
+
+    @functools.lru_cache(maxsize=65536)
+    def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
+        p, c = problem, config
+        it = p.dtype.itemsize
+        constexprs = dict(
+            BLOCK_N=c.block_n, BLOCK_K=c.block_k, A_CONTIG=p.a_row_major,
+            VEC_B=16 // it if p.operand_align("b") == 16 else 1,
+            EVEN_K=p.k % c.block_k == 0, EVEN_N=p.n % c.block_n == 0,
+            HAS_SCALE=p.dtype is DType.FP8, num_warps=c.num_warps, num_stages=c.num_stages)
+        return LaunchPlan((cdiv(p.n, c.block_n), c.split_k), tuple(sorted(constexprs.items())))
+
+    def _args(self, p: GemmProblem, c: KernelConfig, a, b, out):
+        plan = self.plan(p, c)
+        kw = plan.kwargs
+        if b.stride(2) != 1 and p.n > 1:
+            raise ConfigInvalidError(f"{p.key()}: B's N stride is {b.stride(2)}, not 1: the "
+                                     "tensor is not row-major as the problem says")
+        if b.stride(1) % kw["VEC_B"]:
+            raise ConfigInvalidError(f"{p.key()}: B's leading dimension {b.stride(1)} is not a "
+                                     f"multiple of the vector width {kw['VEC_B']} the plan assumes")
+        sizes = (p.n, p.k, a.stride(2), b.stride(1))
+        counters = plan.grid[0]
+        return plan.grid, sizes, counters, kw
+
+    def kernels(self, problem, config):
+        return [("gemv_splitk_kernel", self.plan(problem, config).constexprs)]
+
+    def calls(self, p, c, a, b, out, scale_a, scale_b):
+        from tilepick.kernels.gemm_gemv import gemv_splitk_kernel
+
+        grid, sizes, counters, kw = self._args(p, c, a, b, out)
+        acc, cnt = self.state.get(a.device, p.n, counters)
+        return [(gemv_splitk_kernel, grid, (a, b, out, acc, cnt, scale_a, scale_b, *sizes), kw)]
+
+    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        from tilepick.kernels.gemm_gemv import gemv_splitk_kernel
+
+        patch_interpreter()
+        p = problem
+        grid, sizes, counters, kw = self._args(p, config, _as3d(a), _as3d(b), _as3d(out))
+        gemv = DirectLaunch(gemv_splitk_kernel, grid, kw, guarded=7)
+        n = p.n
+
+        def run(a, b, out, scale_a=None, scale_b=None):
+            acc, cnt = _ZERO_KEPT.get(a.device, n, counters)
+            gemv(a, b, out, acc, cnt, scale_a, scale_b, *sizes)
             return out
         return run
