@@ -179,8 +179,6 @@ def test_case_coverage():
             expected = {(d, lay) for d, lay in every if d != "fp8e4m3" or lay == "rc"}
         if family == "gemm.gemv":   # B column-major only
             expected = {(d, lay) for d, lay in every if lay[1] == "c"}
-        if family == "gemm.gemv_splitk":   # B row-major only
-            expected = {(d, lay) for d, lay in every if lay[1] == "r"}
         assert seen[family] == expected, family
     keys = {case.values[0].key() for case in CASES if case.values[1].family == "gemm.ptr"}
     for needle in (".m1.", ".n1.", ".k1", ".lda", ".ldb", ".ldc", ".al1", ".al2", ".al4", ".b3"):
@@ -327,57 +325,6 @@ def test_gemv_refuses_a_b_that_is_not_column_major():
     row_major_b = inp.b.contiguous()          # the same values, N contiguous
     with pytest.raises(ConfigInvalidError, match="not column-major"):
         solvers.launch(p, c, inp.a, row_major_b, inp.out)
-
-
-# x @ W decode steps for the one-launch split-K GEMV: ragged N, K not a multiple of any
-# block, padded and odd leading dimensions, unaligned bases
-SPLITK_GEMV_SHAPES = {
-    "ragged": dict(m=1, n=200, k=264),
-    "odd_ld": dict(m=1, n=130, k=264, pad=(3, 5, 7)),
-    "align_min": dict(m=1, n=256, k=512, base_align="min"),
-}
-
-
-@pytest.mark.parametrize("shape", sorted(SPLITK_GEMV_SHAPES))
-@pytest.mark.parametrize("layout", ["rr", "cr"])
-@pytest.mark.parametrize("dtype, tf32", DTYPES)
-def test_gemv_splitk_decode_shapes_and_its_state_left_at_zero(monkeypatch, shape, layout,
-                                                              dtype, tf32):
-    """Each config twice in a row, and configs of other splits and widths on the same
-    buffers: a launch that left its accumulators or counters dirty would spoil the next."""
-    monkeypatch.setitem(SHAPES, shape, SPLITK_GEMV_SHAPES[shape])
-    p = make_problem(shape, dtype, tf32, layout)
-    solver = solvers.SOLVERS["gemm.gemv_splitk"]
-    configs = solver.configs(p)
-    picks = [largest(configs), smallest(configs)]
-    if dtype in SMALLEST_DTYPES:
-        picks += sorted({min((c for c in configs if c.split_k == s), key=lambda c: c.id)
-                         for s in (4, 16, 64) if any(c.split_k == s for c in configs)})
-    for c in picks:
-        for seed in (0, 1):
-            run_and_check(p, c, seed=seed)
-    acc, cnt = solver.state.get(torch.device("cpu"), p.n, 1)
-    assert not acc.any() and not cnt.any()
-
-
-def test_gemv_splitk_is_refused_inside_cuda_graph_capture(monkeypatch):
-    class FakeCuda:
-        type, index = "cuda", 0
-    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
-    with pytest.raises(ConfigInvalidError, match="graph capture"):
-        solvers.SOLVERS["gemm.gemv_splitk"].state.get(FakeCuda(), 64, 1)
-
-
-def test_gemv_splitk_serves_one_row_of_an_n_contiguous_b():
-    s = solvers.SOLVERS["gemm.gemv_splitk"]
-    assert s.configs(GemmProblem(1, 4096, 4096)) and s.configs(GemmProblem(1, 64, 512,
-                                                                            layout="cr"))
-    for p in (GemmProblem(2, 4096, 4096), GemmProblem(1, 4096, 4096, layout="rc"),
-              GemmProblem(1, 4096, 4096, batch=2)):
-        assert s.configs(p) == []
-    # splits that would be empty, and more column blocks than SMs, are not offered
-    assert all(c.split_k <= -(-512 // c.block_k) for c in s.configs(GemmProblem(1, 4096, 512)))
-    assert all(-(-57344 // c.block_n) <= 132 for c in s.configs(GemmProblem(1, 57344, 8192)))
 
 
 def test_grouped_tile_order():

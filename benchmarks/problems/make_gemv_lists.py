@@ -19,33 +19,25 @@ HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 
 
-def served(files, dtype="bf16", family="gemm.gemv") -> list[GemmProblem]:
+def served(files, dtype="bf16") -> list[GemmProblem]:
     keys = pd.concat([pd.read_parquet(f, columns=["problem_key"]) for f in files])["problem_key"]
-    gemv, hw = SOLVERS[family], profile("h200")
+    gemv, hw = SOLVERS["gemm.gemv"], profile("h200")
     out = [GemmProblem.from_key(k) for k in sorted(set(keys))]
     return [p for p in out if p.dtype_token == dtype and gemv.configs(p, hw)]
 
 
 def main():
-    sets = {("bf16", "gemm.gemv"): ("models/gemm_bf16_h200", "data/gemm/bf16/h200/validation_rc"),
-            ("fp8e4m3", "gemm.gemv"): ("models/gemm_fp8e4m3_h200",
-                                       "data/gemm/fp8e4m3/h200/validation"),
-            # x @ W decode steps (session 16, later): the split-K GEMV
-            ("bf16", "gemm.gemv_splitk"): ("models/gemm_bf16_h200",
-                                           "data/gemm/bf16/h200/validation"),
-            ("fp16", "gemm.gemv_splitk"): ("models/gemm_fp16_h200",
-                                           "data/gemm/fp16/h200/validation")}
-    for (dtype, family), (model, validation) in sets.items():
+    sets = {"bf16": ("models/gemm_bf16_h200", "data/gemm/bf16/h200/validation_rc"),
+            "fp8e4m3": ("models/gemm_fp8e4m3_h200", "data/gemm/fp8e4m3/h200/validation")}
+    for dtype, (model, validation) in sets.items():
         manifest = json.loads((ROOT / model / "manifest.json").read_text())
         files = [ROOT / d["path"] for d in manifest["data"]
                  if "train_gemv" not in d["path"]]   # the problems as they were before it
-        train = served(files, dtype, family)
-        val = served(sorted((ROOT / validation).glob("*.parquet")), dtype, family)
-        tag = "rc" if family == "gemm.gemv" else "rr"
-        suffix = family.removeprefix("gemm.")
-        write_problem_file(train, HERE / f"train_{tag}_{dtype}_{suffix}.jsonl")
-        write_problem_file(val, HERE / f"validation_{tag}_{dtype}_{suffix}.jsonl")
-        print(f"{family} {dtype}: train {len(train)}, validation {len(val)}")
+        train = served(files, dtype)
+        val = served(sorted((ROOT / validation).glob("*.parquet")), dtype)
+        write_problem_file(train, HERE / f"train_rc_{dtype}_gemv.jsonl")
+        write_problem_file(val, HERE / f"validation_rc_{dtype}_gemv.jsonl")
+        print(f"{dtype}: train {len(train)}, validation {len(val)}")
 
 
 if __name__ == "__main__":

@@ -29,8 +29,6 @@ FAMILIES = {
     # before a family existed keep theirs (features.spec accepts such a model's shorter list)
     "gemm.gemv": "GEMV for decode steps (M <= 4, B K-contiguous): rows of B streamed with "
                  "16-byte loads, fp32 products, no tensor cores",
-    "gemm.gemv_splitk": "GEMV for decode steps of x @ W (M = 1, B N-contiguous): split over K "
-                        "in one launch, partial sums meeting in zero-kept per-stream buffers",
 }
 VENDOR_FAMILIES = ("gemm.cublas",)
 
@@ -58,10 +56,6 @@ SPACES: dict[str, dict[str, tuple]] = {
     # 16-byte-load sweep (decode_probe2's best: n1-n4 x k512-k2048, 4-8 warps, 1 or 3 stages)
     "gemm.gemv": dict(block_m=(1,), block_n=(1, 2, 4, 8), block_k=(256, 512, 1024, 2048),
                       group_m=(1,), num_warps=(4, 8), num_stages=(1, 3), split_k=(1,)),
-    # decode_rr_probe's grid: wide column blocks, thin K steps, 4-64 splits
-    "gemm.gemv_splitk": dict(block_m=(1,), block_n=(128, 256, 512, 1024),
-                             block_k=(8, 16, 32, 64), group_m=(1,), num_warps=(4, 8),
-                             num_stages=(1,), split_k=(4, 8, 16, 32, 64)),
 }
 PARAM_NAMES = ("block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages", "split_k")
 

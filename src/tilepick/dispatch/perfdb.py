@@ -102,9 +102,6 @@ SAME_SPEED: dict[str, tuple[str, ...]] = {
     # earlier kernels' files are byte-identical and their plan code untouched (against 7307a75
     # the kernels folder gains one file and solvers/triton_gemm.py only appends GemvSolver)
     "83b3ec04b34ee491": ("8f5667bc20d5f19f",),
-    # session 16: a second family added (gemm.gemv_splitk, appended to kernels/gemm_gemv.py;
-    # the gemv_kernel text above it and every other kernel file unchanged, their plans too)
-    "0c1e80ce52e9a0f6": ("83b3ec04b34ee491",),
 }
 
 

@@ -8,14 +8,13 @@ from tilepick.problem import GemmProblem
 from tilepick.runtime import require_device
 from tilepick.solvers.base import ConfigInvalidError, NotApplicableError, Solver
 from tilepick.solvers.cublas import CublasSolver
-from tilepick.solvers.triton_gemm import (GemvSolver, GemvSplitKSolver, PointerSolver,
-                                          SplitKAtomicSolver,
+from tilepick.solvers.triton_gemm import (GemvSolver, PointerSolver, SplitKAtomicSolver,
                                           SplitKSolver, TmaPersistentSolver, TmaRepackSolver,
                                           TmaSolver)
 
 SOLVERS: dict[str, Solver] = {s.family: s for s in (
     PointerSolver(), TmaSolver(), TmaPersistentSolver(), TmaRepackSolver(), SplitKSolver(), SplitKAtomicSolver(),
-    CublasSolver(), GemvSolver(), GemvSplitKSolver())}   # a family added later goes last: orders stay stable
+    CublasSolver(), GemvSolver())}   # a family added later goes last: orders stay stable
 
 __all__ = ["SOLVERS", "Solver", "solver_for", "applicable_configs", "NotApplicableError",
            "ConfigInvalidError", "launch", "bind"]
