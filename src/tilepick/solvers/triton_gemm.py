@@ -207,12 +207,27 @@ class TritonGemmSolver(Solver):
                 kernel.warmup(*args, grid=grid, **kwargs)
 
 
+def _alignment_hints(p: GemmProblem, block_k: int) -> dict:
+    """The alignment facts the pointer-style kernels state as constexprs (VEC_A/B/C: elements
+    of a full 16-byte vector where the operand allows it, else 1; VEC_K: K's alignment where
+    the K loop is masked, EVEN_K: no mask). Hints only for full 16-byte vectors: partial
+    widths would multiply the compiled specialisations for little gain."""
+    it = p.dtype.itemsize
+    vec = lambda op, size: 16 // size if p.operand_align(op) == 16 else 1  # noqa: E731
+    even_k = p.k % block_k == 0
+    k_align = 16 // it if (p.k * it) % 16 == 0 else 1
+    return dict(VEC_A=vec("a", it), VEC_B=vec("b", it),
+                VEC_C=vec("c", p.dtype.out_dtype.itemsize),
+                VEC_K=1 if even_k else max(1, k_align), EVEN_K=even_k)
+
+
 def _check_hints(kw: dict, p: GemmProblem, a_batch: int, a_ld: int, b_batch: int,
                  b_ld: int, c_batch: int, c_ld: int) -> None:
-    """The pointer kernel rounds each hinted stride down to its VEC (kernels.common.aligned):
-    refuse tensors whose strides break the alignment the plan was made for, rather than
-    compute a wrong answer (tensors that do not match their problem's lds land here)."""
-    va, vb, vc = kw["VEC_A"], kw["VEC_B"], kw["VEC_C"]
+    """The pointer-style kernels round each hinted stride down to its VEC
+    (kernels.common.aligned): refuse tensors whose strides break the alignment the plan was
+    made for, rather than compute a wrong answer (tensors that do not match their problem's
+    lds land here). A plan without a hint for an operand (VEC_C absent) checks nothing there."""
+    va, vb, vc = kw["VEC_A"], kw["VEC_B"], kw.get("VEC_C", 1)
     if a_batch % va or a_ld % va or b_batch % vb or b_ld % vb or c_batch % vc or c_ld % vc \
             or p.k % kw["VEC_K"]:
         raise ConfigInvalidError(
@@ -238,18 +253,10 @@ class PointerSolver(TritonGemmSolver):
     @functools.lru_cache(maxsize=65536)
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
         p, c = problem, config
-        it = p.dtype.itemsize
-        # Hints only for full 16-byte vectors: partial widths would multiply the compiled
-        # specialisations for little gain.
-        vec = lambda op, size: 16 // size if p.operand_align(op) == 16 else 1  # noqa: E731
-        even_k = p.k % c.block_k == 0
-        k_align = 16 // it if (p.k * it) % 16 == 0 else 1
         constexprs = dict(
             BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k, GROUP_M=c.group_m,
             SPLIT_MODE=self.split_mode,
-            A_ROW=p.a_row_major, B_ROW=p.b_row_major,
-            VEC_A=vec("a", it), VEC_B=vec("b", it), VEC_C=vec("c", p.dtype.out_dtype.itemsize),
-            VEC_K=1 if even_k else max(1, k_align), EVEN_K=even_k,
+            A_ROW=p.a_row_major, B_ROW=p.b_row_major, **_alignment_hints(p, c.block_k),
             HAS_SCALE=p.dtype is DType.FP8 and self.split_mode == 0,
             PRECISION=_precision(p), num_warps=c.num_warps, num_stages=c.num_stages)
         grid = (cdiv(p.m, c.block_m) * cdiv(p.n, c.block_n), c.split_k, p.batch)
@@ -583,15 +590,14 @@ class GemvSolver(TritonGemmSolver):
     @functools.lru_cache(maxsize=65536)
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
         p, c = problem, config
-        it = p.dtype.itemsize
-        vec = lambda op: 16 // it if p.operand_align(op) == 16 else 1  # noqa: E731
-        even_k = p.k % c.block_k == 0
-        k_align = 16 // it if (p.k * it) % 16 == 0 else 1
+        hints = _alignment_hints(p, c.block_k)
+        hints.pop("VEC_C")   # C is written a column block at a time, without vector hints
+        if not p.a_row_major:
+            hints["VEC_A"] = 1   # a strided column of A: scalar loads, no hint
         constexprs = dict(
-            BLOCK_N=c.block_n, BLOCK_K=c.block_k, A_ROW=p.a_row_major,
-            VEC_A=vec("a") if p.a_row_major else 1, VEC_B=vec("b"),
-            VEC_K=1 if even_k else k_align, EVEN_K=even_k, EVEN_N=p.n % c.block_n == 0,
-            HAS_SCALE=p.dtype is DType.FP8, num_warps=c.num_warps, num_stages=c.num_stages)
+            BLOCK_N=c.block_n, BLOCK_K=c.block_k, A_ROW=p.a_row_major, **hints,
+            EVEN_N=p.n % c.block_n == 0, HAS_SCALE=p.dtype is DType.FP8,
+            num_warps=c.num_warps, num_stages=c.num_stages)
         return LaunchPlan((p.m * cdiv(p.n, c.block_n), p.batch), tuple(sorted(constexprs.items())))
 
     def _args(self, p: GemmProblem, c: KernelConfig, a, b, out):
@@ -606,12 +612,7 @@ class GemvSolver(TritonGemmSolver):
         if sb[1] != 1 and p.k > 1:   # the kernel walks B's rows with unit stride
             raise ConfigInvalidError(f"{p.key()}: B's K stride is {sb[1]}, not 1: the tensor "
                                      "is not column-major as the problem says")
-        if sa0 % kw["VEC_A"] or a_ld % kw["VEC_A"] or sb0 % kw["VEC_B"] or sb[2] % kw["VEC_B"] \
-                or p.k % kw["VEC_K"]:
-            raise ConfigInvalidError(
-                f"{p.key()}: tensor strides (A batch {sa0}, ld {a_ld}; B batch {sb0}, ld "
-                f"{sb[2]}) are not multiples of the vector widths the launch plan assumes (A "
-                f"{kw['VEC_A']}, B {kw['VEC_B']}): the tensors do not match the problem")
+        _check_hints(kw, p, sa0, a_ld, sb0, sb[2], sc0, sc[1])
         return plan.grid, (p.m, p.n, p.k, sa0, sa[1], sa[2], sb0, sb[2], sc0, sc[1]), kw
 
     def kernels(self, problem, config):
