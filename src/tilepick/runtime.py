@@ -60,3 +60,12 @@ def require_device(tensor, what: str = "tensor") -> None:
                            "(or TRITON_INTERPRET=1 to run them on the CPU through the interpreter)")
     if tensor.device.type not in ("cpu", "cuda"):
         raise RuntimeError(f"{what} is on unsupported device {tensor.device}")
+
+
+def cache_root():
+    """tilepick's folder in the user's cache (``$XDG_CACHE_HOME/tilepick``, by default
+    ``~/.cache/tilepick``): the user perf-db, compiled trees and the unpacked system db live
+    under it."""
+    from pathlib import Path
+
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tilepick"

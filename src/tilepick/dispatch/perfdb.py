@@ -148,8 +148,9 @@ def default_user_db_path() -> Path:
     env = os.environ.get("TILEPICK_USER_DB")
     if env:
         return Path(env)
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "tilepick" / "perfdb.sqlite"
+    from tilepick.runtime import cache_root
+
+    return cache_root() / "perfdb.sqlite"
 
 
 ENV_SYSTEM_DB = "TILEPICK_SYSTEM_DB"
@@ -179,25 +180,27 @@ def unpacked(path: Path) -> Path:
 
     Why gzip'd: the shipped system db is 5.4 MB of SQLite pages and 1 MB compressed, and the
     repository travels whole to the GPU machines under an upload limit it nearly fills."""
+    from tilepick.runtime import cache_root
+
     data = path.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tilepick" / "systemdb"
-    target = base / f"{path.name[:-len(GZ_SUFFIX)]}-{digest}"
+    stem = path.name[:-len(GZ_SUFFIX)]
+    base = cache_root() / "systemdb"
+    target = base / f"{stem}-{hashlib.sha256(data).hexdigest()[:16]}"
     if target.is_file():
         return target
     raw = gzip.decompress(data)   # a corrupt archive raises here: the caller bypasses the db
     try:
         base.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=base, suffix=".part")
+        private = False
     except OSError:   # no writable cache: a private temporary copy
         fd, tmp = tempfile.mkstemp(suffix=".sqlite")
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-        return Path(tmp)
+        private = True
     with os.fdopen(fd, "wb") as f:
         f.write(raw)
+    if private:
+        return Path(tmp)
     os.replace(tmp, target)   # atomic: concurrent processes see the whole file or none
-    stem = path.name[:-len(GZ_SUFFIX)]
     for old in base.glob(f"{stem}-*"):   # copies of earlier archives (open ones stay readable)
         if old != target and old.suffix != ".part":
             with contextlib.suppress(OSError):

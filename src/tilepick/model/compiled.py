@@ -47,7 +47,9 @@ def cache_dir() -> Path:
     env = os.environ.get(ENV_CACHE)
     if env:
         return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tilepick" / "trees"
+    from tilepick.runtime import cache_root
+
+    return cache_root() / "trees"
 
 
 def compile_iterations(booster, start: int, count: int
