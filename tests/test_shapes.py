@@ -177,15 +177,21 @@ def test_train_extra_adds_new_weight_shapes_only_for_training():
     assert len(few) == 100 and len({(p.n, p.k) for p in few}) >= 50   # round-robin over (N, K)
 
 
+def assert_training_only(problems, layout):
+    """No (M, N, K) of the train or validation pools, no weight shape (N, K) of the held-out
+    families: what every training-only set promises."""
+    train, val = S.training_and_validation("bf16", layout, 0, None, None)
+    assert not mnk(problems) & (mnk(train) | mnk(val))
+    held = {(p.n, p.k) for name, cfg in S.MODELS.items() if cfg.family in S.HOLDOUT_FAMILIES
+            for p in S.llm_projections(name)}
+    assert not {(p.n, p.k) for p in problems} & held
+
+
 def test_train_narrow_adds_narrow_and_k_heavy_training_shapes():
     narrow = S.train_narrow("bf16", "rr", 0)
     assert len(narrow) == 400 and narrow == S.train_narrow("bf16", "rr", 0)
     assert S.problem_set("train_narrow", "bf16", "rr", 0, 50) == narrow[:50]
-    train, val = S.training_and_validation("bf16", "rr", 0, None, None)
-    assert not mnk(narrow) & (mnk(train) | mnk(val))
-    held = {(p.n, p.k) for name, cfg in S.MODELS.items() if cfg.family in S.HOLDOUT_FAMILIES
-            for p in S.llm_projections(name)}
-    assert not {(p.n, p.k) for p in narrow} & held
+    assert_training_only(narrow, "rr")
     skinny = [p for p in narrow if min(p.m, p.n) <= 64 and max(p.m, p.n) >= 256]
     heavy = [p for p in narrow if p.k >= 8 * max(p.m, p.n) and p.k >= 4096]
     assert len(skinny) >= 150 and len(heavy) >= 150
@@ -201,11 +207,7 @@ def test_train_decode_adds_decode_steps_on_many_weights():
     assert S.problem_set("train_decode", "bf16", "rc", 0, 50) == dec[:50]
     assert all(1 <= p.m <= 16 and p.n % 256 == 0 and p.k % 256 == 0
                and 1024 <= p.n <= 65536 and 1024 <= p.k <= 65536 for p in dec)
-    train, val = S.training_and_validation("bf16", "rc", 0, None, None)
-    assert not mnk(dec) & (mnk(train) | mnk(val))
-    held = {(p.n, p.k) for name, cfg in S.MODELS.items() if cfg.family in S.HOLDOUT_FAMILIES
-            for p in S.llm_projections(name)}
-    assert not {(p.n, p.k) for p in dec} & held
+    assert_training_only(dec, "rc")
     assert len({(p.n, p.k) for p in dec}) > 250   # many weights, not a few token counts each
     assert {p.m for p in dec} == set(range(1, 17))
     assert S.train_decode("bf16", "rc", 1) != dec
@@ -219,11 +221,7 @@ def test_train_midm_covers_round_batches_on_power_of_two_weights():
     assert S.problem_set("train_midm", "bf16", "rr", 0, 40) == mid[:40]
     assert all(48 <= p.m <= 320 and p.n % 256 == 0 and p.k % 256 == 0 for p in mid)
     assert sum(p.m == 128 for p in mid) >= 20 and sum(p.n % 4096 == 0 for p in mid) >= 100
-    train, val = S.training_and_validation("bf16", "rr", 0, None, None)
-    assert not mnk(mid) & (mnk(train) | mnk(val))
-    held = {(p.n, p.k) for name, cfg in S.MODELS.items() if cfg.family in S.HOLDOUT_FAMILIES
-            for p in S.llm_projections(name)}
-    assert not {(p.n, p.k) for p in mid} & held
+    assert_training_only(mid, "rr")
 
 
 # -- problem files ---------------------------------------------------------------------------------
