@@ -25,13 +25,17 @@ import argparse
 import json
 import platform
 import random
+import sys
 import time
 
 import numpy as np
 
-from tilepick.model import Predictor
-from tilepick.model.ranking import CascadeSettings
-from tilepick.problem import GemmProblem
+if "--no-lightgbm" in sys.argv:   # decided before tilepick imports it: the numpy trees path
+    sys.modules["lightgbm"] = None
+
+from tilepick.model import Predictor  # noqa: E402
+from tilepick.model.ranking import CascadeSettings  # noqa: E402
+from tilepick.problem import GemmProblem  # noqa: E402
 
 
 def shapes(count: int, seed: int, dtype: str = "bf16", layout: str = "rr") -> list[GemmProblem]:
@@ -68,6 +72,9 @@ def main() -> None:
                     help="rank this catalog instead of the model's")
     ap.add_argument("--stage2-top", type=int, default=None, help="override the cascade's")
     ap.add_argument("--problems", type=int, default=300)
+    ap.add_argument("--no-lightgbm", action="store_true",
+                    help="as on a machine without lightgbm: the trees evaluated by numpy "
+                         "(tilepick.model.trees)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--passes", type=int, default=1,
                     help="rank the new problems this many times (memo cleared in between) and "
@@ -111,6 +118,7 @@ def main() -> None:
     out = {"model": pred.name, "catalog": pred.catalog, "cascade": pred.cascade.to_dict(),
            "machine": platform.processor() or platform.machine(),
            "numpy_op_ns": numpy_op_ns(), "compiled_trees": pred.compiled_trees,
+           "trees": type(pred.model).__name__,
            "load_s": round(load_s, 3), "first_call_s": round(first_s, 3),
            "candidates_median": int(np.median(candidates)),
            "new_problem": percentiles(new), "new_problem_pass_p50_us": pass_p50,
@@ -121,7 +129,7 @@ def main() -> None:
         print(f"model {out['model']} ({out['catalog']} catalog, cascade {out['cascade']}): "
               f"load {out['load_s']} s, first call (table build) {out['first_call_s']} s, median {out['candidates_median']} candidates; "
               f"machine state: {out['numpy_op_ns']} ns per small numpy op; compiled trees: "
-              f"{out['compiled_trees']}")
+              f"{out['compiled_trees']}; evaluator {out['trees']}")
         for key in ("new_problem", "repeated_problem"):
             s = out[key]
             print(f"{key:17s} p50 {s['p50_us']:8.1f} us   p90 {s['p90_us']:8.1f} us   "
