@@ -651,6 +651,11 @@ def train_narrow(dtype="bf16", layout: str = "rr", seed: int = 0,
                                 else count, draw)
 
 
+def _transformer_width(rng) -> int:
+    """A layer width: log-uniform in [1024, 65536], rounded to a multiple of 256."""
+    return 256 * max(4, round(_loguniform_int(rng, 1024, 65536) / 256))
+
+
 def train_decode(dtype="bf16", layout: str = "rr", seed: int = 0,
                  count: int | None = 300) -> list[GemmProblem]:
     """Decode steps: M in [1, 16] tokens against one weight, N and K log-uniform in
@@ -659,13 +664,10 @@ def train_decode(dtype="bf16", layout: str = "rr", seed: int = 0,
     a few % slower than cuBLAS (LLM suite, N = K = 8192), while the train pool holds each
     weight at only a few token counts. Never an (M, N, K) of the validation or the train pool,
     nor a weight shape (N, K) of the held-out families."""
-    def width(rng):
-        return 256 * max(4, round(_loguniform_int(rng, 1024, 65536) / 256))
-
     def draw(rng, have):
         m = _loguniform_int(rng, 1, 16)
-        n = width(rng)
-        return m, n, width(rng)
+        n = _transformer_width(rng)
+        return m, n, _transformer_width(rng)
     return _training_only_draws(dtype, layout, seed, "train_decode", 300 if count is None
                                 else count, draw)
 
@@ -674,17 +676,16 @@ def train_midm(dtype="bf16", layout: str = "rr", seed: int = 0,
                count: int | None = 300) -> list[GemmProblem]:
     """Batches of 48-320 tokens against one weight (half of them a round batch: 64, 96, 128, 192
     or 256), N and K transformer widths: half of them multiples of 4096 in [4096, 65536], half
-    multiples of 256 in [1024, 65536]. Why: cuBLAS
-    is jagged there (H200, ``x @ W``): at M = 128 it runs 1.17-1.72x slower than a TMA config
-    on weights 8192 x 28672 and 57344 x 8192 (LLM suite, hybrid mode), 0.55-0.61 of the best
-    on the four training weights like them, but within 5% on N = 32000; with so few such
-    problems the model keeps cuBLAS (it predicts it at twice its speed there). Never an
-    (M, N, K) of the validation or the train pool, nor a weight shape (N, K) of the held-out
-    families."""
+    multiples of 256 in [1024, 65536]. Why: cuBLAS is jagged there (H200, ``x @ W``): at M =
+    128 it runs 1.17-1.72x slower than a TMA config on weights 8192 x 28672 and 57344 x 8192
+    (LLM suite, hybrid mode), 0.55-0.61 of the best on the four training weights like them,
+    but within 5% on N = 32000; with so few such problems the model keeps cuBLAS (it predicts
+    it at twice its speed there). Never an (M, N, K) of the validation or the train pool, nor
+    a weight shape (N, K) of the held-out families."""
     def width(rng):
         if rng.random() < 0.5:
             return 4096 * max(1, round(_loguniform_int(rng, 4096, 65536) / 4096))
-        return 256 * max(4, round(_loguniform_int(rng, 1024, 65536) / 256))
+        return _transformer_width(rng)
 
     def draw(rng, have):
         m = rng.choice((64, 96, 128, 192, 256)) if have % 2 else _loguniform_int(rng, 48, 320)
