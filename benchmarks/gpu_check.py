@@ -23,7 +23,8 @@ from tilepick.data.io import write_json
 SHAPES = [(1, 4096, 4096), (128, 512, 256), (257, 129, 67), (97, 1, 512), (64, 96, 1),
           (1000, 1000, 1000), (4097, 4095, 1023), (512, 768, 384),
           (2000, 3008, 1008),   # more tiles than SMs (persistent programs loop), partial edges
-          (3, 8191, 999), (4, 1000, 1024)]   # decode steps (gemm.gemv): ragged N, odd K
+          (3, 8191, 999), (4, 1000, 1024),   # decode steps (gemm.gemv): ragged N, odd K
+          (13, 2049, 1030), (16, 512, 4096)]   # its row blocks: ragged M, full blocks
 LAYOUTS = ["rr", "rc", "cr", "cc"]
 
 

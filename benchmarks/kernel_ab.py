@@ -1,16 +1,22 @@
-"""Does a pointer-kernel edit change its speed? The edited kernel against an older copy of it.
+"""Does a kernel edit change its speed? The edited kernel against an older copy of it.
 
 A kernel edit retires every measured row of that kernel unless its speed is unchanged; this
-times both versions of ``gemm_ptr_kernel`` on the same launches (grid, arguments and
-constexprs from today's ``PointerSolver``; the older copy gets ``extra`` constexprs, e.g. the
-split count it took as a constexpr before) and the same split-K reduction, in interleaved
-rounds of ``triton.testing.do_bench`` medians (L2 flushed), and checks both outputs against
-a float64 product. The contenders are each family's best configs on problems of a measured
-dataset where that family comes within 10% of the problem's best. On the GPU:
+times both versions of the pointer kernel (``--kernel ptr``) or the GEMV (``--kernel gemv``)
+on the same launches (grid, arguments and constexprs from today's solver; the older copy gets
+``extra`` constexprs, e.g. the split count the pointer kernel took as a constexpr before, and
+loses ``--drop-constexprs`` it did not know, e.g. the GEMV's BLOCK_M) and the same split-K
+reduction, in interleaved rounds of ``triton.testing.do_bench`` medians (L2 flushed), and
+checks both outputs against a float64 product. The contenders are each family's best configs
+on problems of a measured dataset where that family comes within 10% of the problem's best.
+On the GPU:
 
     git show REV:src/tilepick/kernels/gemm_ptr.py > work/ab/gemm_ptr_old.py   # (not tracked)
     PYTHONPATH=src python3 benchmarks/kernel_ab.py --old work/ab/gemm_ptr_old.py \
         --extra-split-constexpr SPLIT_K --data data/gemm/bf16/h200/validation --out FILE
+    git show REV:src/tilepick/kernels/gemm_gemv.py > work/ab/gemm_gemv_old.py
+    PYTHONPATH=src python3 benchmarks/kernel_ab.py --kernel gemv --old work/ab/gemm_gemv_old.py \
+        --extra-split-constexpr '' --drop-constexprs BLOCK_M,EVEN_M \
+        --data data/gemm/bf16/h200/train_gemv --out FILE
 """
 
 import argparse
@@ -20,12 +26,17 @@ import statistics
 import sys
 
 
-def load_kernel(path):
-    spec = importlib.util.spec_from_file_location("gemm_ptr_old", path)
+# --kernel -> (the kernel's name in its module, the families that launch it)
+KERNELS = {"ptr": ("gemm_ptr_kernel", ("gemm.ptr", "gemm.splitk", "gemm.splitk_atomic")),
+           "gemv": ("gemv_kernel", ("gemm.gemv",))}
+
+
+def load_kernel(path, name):
+    spec = importlib.util.spec_from_file_location("kernel_old", path)
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["gemm_ptr_old"] = mod
+    sys.modules["kernel_old"] = mod
     spec.loader.exec_module(mod)
-    return mod.gemm_ptr_kernel
+    return getattr(mod, name)
 
 
 def contenders(data, dtype, per_family, families):
@@ -48,9 +59,12 @@ def contenders(data, dtype, per_family, families):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--old", required=True, help="the older gemm_ptr.py")
+    ap.add_argument("--kernel", choices=sorted(KERNELS), default="ptr")
+    ap.add_argument("--old", required=True, help="the older kernel module (gemm_ptr.py ...)")
     ap.add_argument("--extra-split-constexpr", default="SPLIT_K",
                     help="constexpr the older kernel took the split count as ('' for none)")
+    ap.add_argument("--drop-constexprs", default="",
+                    help="comma-separated constexprs today's kernel has and the older lacks")
     ap.add_argument("--data", default="data/gemm/bf16/h200/validation")
     ap.add_argument("--dtype", default="bf16")
     ap.add_argument("--per-family", type=int, default=12)
@@ -61,28 +75,36 @@ def main():
     import triton.testing
 
     from tilepick import solvers
+    from tilepick.kernels.gemm_gemv import gemv_kernel
     from tilepick.kernels.gemm_ptr import gemm_ptr_kernel, splitk_reduce_kernel
     from tilepick.data.io import write_json
     from tilepick.provenance import collect
     from tilepick.solvers.triton_gemm import _as3d
     from tilepick.tensors import make_inputs, reference
 
-    old_kernel = load_kernel(args.old)
-    pairs = contenders(args.data, args.dtype, args.per_family,
-                       ("gemm.ptr", "gemm.splitk", "gemm.splitk_atomic"))
+    kernel_name, families = KERNELS[args.kernel]
+    new_kernel = {"ptr": gemm_ptr_kernel, "gemv": gemv_kernel}[args.kernel]
+    old_kernel = load_kernel(args.old, kernel_name)
+    pairs = contenders(args.data, args.dtype, args.per_family, families)
     runs = []
     for p, c in pairs:
         solver = solvers.SOLVERS[c.family]
         inp = make_inputs(p, "cuda")
         a, b, out = _as3d(inp.a), _as3d(inp.b), _as3d(inp.out)
-        (grid, sargs, kw), reduce = solver._static(p, c, a, b, out, inp.scale_a is not None)
-        old_kw = dict(kw)
+        if args.kernel == "ptr":
+            (grid, sargs, kw), reduce = solver._static(p, c, a, b, out, inp.scale_a is not None)
+        else:
+            (grid, sargs, kw), reduce = solver._args(p, c, a, b, out), None
+        old_kw = {k: v for k, v in kw.items() if k not in args.drop_constexprs.split(",")}
         if args.extra_split_constexpr:
             old_kw[args.extra_split_constexpr] = c.split_k
 
         def make(kernel, kwargs, solver=solver, p=p, c=c, grid=grid, sargs=sargs, reduce=reduce,
                  inp=inp, a=a, b=b, out=out):
             def run():
+                if args.kernel == "gemv":
+                    kernel[grid](a, b, out, inp.scale_a, inp.scale_b, *sargs, **kwargs)
+                    return
                 ws = solver._workspace(p, c, a.device)
                 kernel[grid](a, b, out, ws, inp.scale_a, inp.scale_b, *sargs, **kwargs)
                 if reduce is not None:
@@ -90,7 +112,7 @@ def main():
                     splitk_reduce_kernel[rgrid](ws, out, inp.scale_a, inp.scale_b, *rargs, **rkw)
             return run
 
-        fns = {"new": make(gemm_ptr_kernel, kw), "old": make(old_kernel, old_kw)}
+        fns = {"new": make(new_kernel, kw), "old": make(old_kernel, old_kw)}
         ref = reference(p, inp)
         errs = {}
         for name, fn in fns.items():
@@ -116,7 +138,7 @@ def main():
         print(f"{run['problem']:40s} {run['config']:42s} new/old {new / old:.4f} "
               f"(spread {spread:.3f}) err {run['errors']}", flush=True)
     summary = {}
-    for fam in ("gemm.ptr", "gemm.splitk", "gemm.splitk_atomic"):
+    for fam in families:
         rs = [r["new_over_old"] for r in rows if r["config"].startswith(fam + ".")]
         if rs:
             summary[fam] = {"pairs": len(rs), "median": statistics.median(rs),

@@ -277,6 +277,8 @@ def test_split_k_deterministic():
 # batches, unaligned bases, K not a multiple of any block, N not a multiple of block_n
 GEMV_SHAPES = {
     "m3_odd_ld": dict(m=3, n=37, k=300, pad=(3, 5, 7)),
+    "m5_ragged_m": dict(m=5, n=24, k=264),          # block_m 8 masked, block_m 4 twice
+    "m16_batch": dict(m=16, n=8, k=256, batch=2),
     "m2_batch": dict(m=2, n=40, k=512, batch=2),
     "m4_align_min": dict(m=4, n=24, k=264, base_align="min"),
     "m1_ragged_n": dict(m=1, n=45, k=512),
@@ -294,15 +296,20 @@ def test_gemv_decode_shapes(monkeypatch, shape, layout, dtype, tf32):
     if shape == "m1_ragged_n" and dtype in SMALLEST_DTYPES:   # each block_n, a ragged edge
         picks |= {min((c for c in configs if c.block_n == bn), key=lambda c: c.id)
                   for bn in (2, 4, 8)}
+    if shape == "m5_ragged_m" and dtype in SMALLEST_DTYPES:   # each block_m, ragged or not
+        picks |= {min((c for c in configs if c.block_m == bm), key=lambda c: c.id)
+                  for bm in (1, 2, 4, 8)}
     for c in sorted(picks):
         run_and_check(p, c)
 
 
 def test_gemv_serves_only_decode_steps_with_k_contiguous_b():
     gemv = solvers.SOLVERS["gemm.gemv"]
-    assert gemv.configs(GemmProblem(4, 64, 512, layout="rc"))
+    assert gemv.configs(GemmProblem(16, 64, 512, layout="rc"))
     assert gemv.configs(GemmProblem(1, 64, 512, layout="cc"))
-    for p in (GemmProblem(5, 64, 512, layout="rc"), GemmProblem(1, 64, 512, layout="rr"),
+    # block_m up to M's next power of two: rows of A a program never uses are not a config
+    assert {c.block_m for c in gemv.configs(GemmProblem(3, 64, 512, layout="rc"))} == {1, 2, 4}
+    for p in (GemmProblem(17, 64, 512, layout="rc"), GemmProblem(1, 64, 512, layout="rr"),
               GemmProblem(1, 64, 512, layout="cr")):
         assert gemv.configs(p) == []
         with pytest.raises(NotApplicableError):
@@ -313,6 +320,12 @@ def test_gemv_serves_only_decode_steps_with_k_contiguous_b():
                                       current()) is None
     assert "registers" in gemv.config_invalid_reason(
         p, KernelConfig("gemm.gemv", 1, 16, 2048, 1, 4, 1, 1), current())
+    # the product tile spans block_m rows too
+    p16 = GemmProblem(16, 4096, 4096, layout="rc")
+    assert gemv.config_invalid_reason(p16, KernelConfig.from_id("gemm.gemv.m16n1k256.g1.w4.s1"),
+                                      current()) is None
+    assert "registers" in gemv.config_invalid_reason(
+        p16, KernelConfig.from_id("gemm.gemv.m16n4k512.g1.w4.s1"), current())
     assert "larger than K" in gemv.config_invalid_reason(
         GemmProblem(1, 64, 300, layout="rc"), KernelConfig.from_id("gemm.gemv.m1n4k1024.g1.w4.s1"),
         current())

@@ -176,10 +176,11 @@ def test_sweep_rates(tiny_sweep):
 
 def test_sweep_retimed_rows(tiny_sweep):
     _, _, df = tiny_sweep
-    # 3 configs + cuBLAS per problem, all within retime_top=5: every row is re-timed
+    # a config of each family + cuBLAS per problem, all within retime_top=5: every row re-timed
     assert df.retimed.all()
     assert (df.retime_spread == 0).all()  # one round: one median per config
-    assert df.groupby("problem_key").retimed.sum().to_dict() == {p.key(): 4 for p in TINY}
+    assert df.groupby("problem_key").retimed.sum().to_dict() == {
+        p.key(): len(triton_families(p)) + 1 for p in TINY}
 
 
 def test_sweep_summary_file(tiny_sweep):

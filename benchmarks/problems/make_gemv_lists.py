@@ -1,8 +1,9 @@
 """The problems the GEMV family (gemm.gemv) is swept on: every problem it can serve in a shipped
 model's training data (its manifest) and in the rc validation set, for bf16 (session 16: the
-manifest as it was before the family) and fp8 e4m3.
+manifest as it was before the family) and fp8 e4m3; and the probe of its row blocks (session
+17: M = 2, 3, 4, 8, 16 on the LLM suite's Llama-3 weights, ``x @ W.T``).
 
-    python benchmarks/problems/make_gemv_lists.py   # writes the two .jsonl files beside it
+    python benchmarks/problems/make_gemv_lists.py   # writes the .jsonl files beside it
 """
 
 import json
@@ -26,7 +27,21 @@ def served(files, dtype="bf16") -> list[GemmProblem]:
     return [p for p in out if p.dtype_token == dtype and gemv.configs(p, hw)]
 
 
+ROWS_PROBE_M = (2, 3, 4, 8, 16)
+
+
+def rows_probe() -> list[GemmProblem]:
+    """The LLM suite's rc weights at the batched-decode row counts the row blocks serve."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from dispatch_llm_suite import suite
+
+    return [p for p in suite(("llama3-8b", "llama3-70b"), ROWS_PROBE_M) if p.layout == "rc"]
+
+
 def main():
+    write_problem_file(rows_probe(), HERE / "gemv_rows_probe_bf16.jsonl")
     sets = {"bf16": ("models/gemm_bf16_h200", "data/gemm/bf16/h200/validation_rc"),
             "fp8e4m3": ("models/gemm_fp8e4m3_h200", "data/gemm/fp8e4m3/h200/validation")}
     for dtype, (model, validation) in sets.items():

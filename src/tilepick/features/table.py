@@ -182,8 +182,8 @@ def _smem_bytes(c):
     bm, bn, bk = _tile(c.block_m), _tile(c.block_n), _tile(c.block_k)
     stages = _tile(c.num_stages)
     pipe = stages * (bm + bn) * bk * c.itemsize
-    gemv = _is(c, _GEMV_FAMILIES)   # only B's tile, and only when the loop is pipelined
-    gemv_pipe = (stages > 1) * stages * bn * bk * c.itemsize
+    gemv = _is(c, _GEMV_FAMILIES)   # only when the loop is pipelined
+    gemv_pipe = (stages > 1) * pipe
     return (1 - gemv) * (pipe + _is(c, _TMA_FAMILIES) * bm * bn * c.out_itemsize) \
         + gemv * gemv_pipe
 

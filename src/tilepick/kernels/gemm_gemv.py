@@ -8,10 +8,17 @@ row of A in fp32 registers and reducing once at the end reached the plain read c
 same bytes and 1.04-1.30x torch.matmul on those weights (``benchmarks/decode_probe2.py``,
 BENCHMARKS "A GEMV family for decode steps").
 
-A program owns BLOCK_N rows of B^T (columns of C) for one row of A; the programs of the M
-rows of one block are adjacent in the grid, so B is read from DRAM once and its other M - 1
-reads hit L2. Sizes and strides are run-time arguments; the alignment facts that make 16-byte
-loads legal are constexpr hints (``kernels.common.aligned``), as in the pointer kernel.
+A program owns BLOCK_N rows of B^T (columns of C) for BLOCK_M rows of A: each weight tile is
+loaded once and multiplied into all BLOCK_M rows (batched decode: M = 2-16 sequences), where
+one row a program re-read the weight M times (from L2, the programs of one block being
+adjacent in the grid; measured at M = 4: 0.60x the tensor-core families' best). The
+programs of the row blocks of one column block are adjacent in the grid too, so when M needs
+several row blocks their re-reads hit L2. The products are summed elementwise in a
+[BLOCK_M, BLOCK_N, BLOCK_K] fp32 tile and reduced over K once at the end (the solver bounds
+that tile's registers).
+
+Sizes and strides are run-time arguments; the alignment facts that make 16-byte loads legal are
+constexpr hints (``kernels.common.aligned``), as in the pointer kernel.
 """
 
 import triton
@@ -30,13 +37,14 @@ def gemv_kernel(
     stride_ab, stride_am, stride_ak,
     stride_bb, stride_bn,
     stride_cb, stride_cm,
-    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_ROW: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_ROW: tl.constexpr,
     VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_K: tl.constexpr,
-    EVEN_K: tl.constexpr, EVEN_N: tl.constexpr, HAS_SCALE: tl.constexpr,
+    EVEN_M: tl.constexpr, EVEN_K: tl.constexpr, EVEN_N: tl.constexpr, HAS_SCALE: tl.constexpr,
 ):
     pid = tl.program_id(0)
-    m = pid % M
-    pid_n = pid // M
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    pid_m = pid % num_pid_m
+    pid_n = pid // num_pid_m
     bid = tl.program_id(1).to(tl.int64)
 
     K = aligned(K, VEC_K)
@@ -47,17 +55,16 @@ def gemv_kernel(
         stride_ak = 1
         stride_am = aligned(stride_am, VEC_A)
 
+    # the edge blocks re-read valid rows instead of masking every load
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    if EVEN_N:
-        rn_load = rn
-    else:
-        rn_load = rn % N   # the edge block re-reads valid rows instead of masking every load
+    rm_load = rm if EVEN_M else rm % M
+    rn_load = rn if EVEN_N else rn % N
     rk = tl.arange(0, BLOCK_K)
     b_ptrs = b_ptr + bid * stride_bb + rn_load[:, None] * stride_bn + rk[None, :]
-    a_ptrs = a_ptr + bid * stride_ab + m * stride_am + rk * stride_ak
+    a_ptrs = a_ptr + bid * stride_ab + rm_load[:, None] * stride_am + rk[None, :] * stride_ak
 
-    # products summed elementwise in the loop, reduced across K once at the end
-    acc = tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, BLOCK_N, BLOCK_K), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
         if EVEN_K:
             w = tl.load(b_ptrs, eviction_policy="evict_first")
@@ -66,11 +73,11 @@ def gemv_kernel(
             k_rem = K - k
             w = tl.load(b_ptrs, mask=rk[None, :] < k_rem, other=0.0,
                         eviction_policy="evict_first")
-            x = tl.load(a_ptrs, mask=rk < k_rem, other=0.0)
-        acc += w.to(tl.float32) * x.to(tl.float32)[None, :]
+            x = tl.load(a_ptrs, mask=rk[None, :] < k_rem, other=0.0)
+        acc += w.to(tl.float32)[None, :, :] * x.to(tl.float32)[:, None, :]
         b_ptrs += BLOCK_K
         a_ptrs += BLOCK_K * stride_ak
 
-    y = scale_epilogue(tl.sum(acc, axis=1), scale_a_ptr, scale_b_ptr, HAS_SCALE)
-    c_ptrs = c_ptr + bid * stride_cb + m * stride_cm + rn
-    tl.store(c_ptrs, y.to(c_ptr.dtype.element_ty), mask=rn < N)
+    y = scale_epilogue(tl.sum(acc, axis=2), scale_a_ptr, scale_b_ptr, HAS_SCALE)
+    c_ptrs = c_ptr + bid * stride_cb + rm[:, None] * stride_cm + rn[None, :]
+    tl.store(c_ptrs, y.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))

@@ -551,9 +551,11 @@ class TmaRepackSolver(TmaSolver):
         return run
 
 
-# Rows of A the GEMV serves: each row re-reads B (from L2 when the programs of one block of B
-# run together); beyond a few rows the tensor-core families read B once for all of them.
-GEMV_MAX_M = 4
+# Rows of A the GEMV serves. A program multiplies each weight tile into block_m rows on CUDA
+# cores: 2 * M flops per weight element, so at M = 16 the fp32 FMA rate (~34 T/s on an H200)
+# is about the weight's read rate (~2 G elements/us at 4 TB/s); beyond it the tensor-core
+# families win.
+GEMV_MAX_M = 16
 
 
 class GemvSolver(TritonGemmSolver):
@@ -569,23 +571,23 @@ class GemvSolver(TritonGemmSolver):
             return why
         p = problem
         if p.m > GEMV_MAX_M:
-            return (f"M={p.m} rows: the GEMV re-reads B for each row; it serves M <= "
-                    f"{GEMV_MAX_M}")
+            return (f"M={p.m} rows: the GEMV's CUDA-core products cost 2M flops per weight "
+                    f"element; it serves M <= {GEMV_MAX_M}")
         if p.b_row_major:
             return "B is row-major (N contiguous): the GEMV streams B's K-contiguous rows"
         return None
 
     def smem_bytes(self, problem, c):
-        # only the weight tile is staged, and only when the loop is software-pipelined
-        return c.num_stages * c.block_n * c.block_k * problem.dtype.itemsize \
+        # the weight and A tiles are staged only when the loop is software-pipelined
+        return c.num_stages * (c.block_m + c.block_n) * c.block_k * problem.dtype.itemsize \
             if c.num_stages > 1 else 0
 
-    # one row of A a program: 8 warps share a block_n x block_k product tile, not an output tile
+    # 8 warps share a block_m x block_n x block_k product tile, not an output tile
     min_tile_for_8_warps = 0
 
     def acc_regs(self, c):
         """The fp32 products are summed elementwise over K, reduced once at the end."""
-        return c.block_n * c.block_k // (32 * c.num_warps)
+        return c.block_m * c.block_n * c.block_k // (32 * c.num_warps)
 
     @functools.lru_cache(maxsize=65536)
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
@@ -595,10 +597,11 @@ class GemvSolver(TritonGemmSolver):
         if not p.a_row_major:
             hints["VEC_A"] = 1   # a strided column of A: scalar loads, no hint
         constexprs = dict(
-            BLOCK_N=c.block_n, BLOCK_K=c.block_k, A_ROW=p.a_row_major, **hints,
-            EVEN_N=p.n % c.block_n == 0, HAS_SCALE=p.dtype is DType.FP8,
-            num_warps=c.num_warps, num_stages=c.num_stages)
-        return LaunchPlan((p.m * cdiv(p.n, c.block_n), p.batch), tuple(sorted(constexprs.items())))
+            BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k, A_ROW=p.a_row_major,
+            **hints, EVEN_M=p.m % c.block_m == 0, EVEN_N=p.n % c.block_n == 0,
+            HAS_SCALE=p.dtype is DType.FP8, num_warps=c.num_warps, num_stages=c.num_stages)
+        grid = (cdiv(p.m, c.block_m) * cdiv(p.n, c.block_n), p.batch)
+        return LaunchPlan(grid, tuple(sorted(constexprs.items())))
 
     def _args(self, p: GemmProblem, c: KernelConfig, a, b, out):
         """(grid, sizes and strides, constexprs) from 3-D views, the strides checked against
