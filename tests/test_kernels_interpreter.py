@@ -322,10 +322,20 @@ def test_gemv_serves_only_decode_steps_with_k_contiguous_b():
         p, KernelConfig("gemm.gemv", 1, 16, 2048, 1, 4, 1, 1), current())
     # the product tile spans block_m rows too
     p16 = GemmProblem(16, 4096, 4096, layout="rc")
-    assert gemv.config_invalid_reason(p16, KernelConfig.from_id("gemm.gemv.m16n1k256.g1.w4.s1"),
+    assert gemv.config_invalid_reason(p16, KernelConfig.from_id("gemm.gemv.m16n1k1024.g1.w4.s1"),
                                       current()) is None
     assert "registers" in gemv.config_invalid_reason(
         p16, KernelConfig.from_id("gemm.gemv.m16n4k512.g1.w4.s1"), current())
+    # several rows need a weight tile of at least one 16-byte load per thread (bf16: 256 x
+    # warps elements), one row does not
+    for cid, ok in (("m4n1k512.g1.w4", False), ("m4n2k512.g1.w4", True),
+                    ("m4n2k512.g1.w8", False), ("m1n1k256.g1.w8", True)):
+        why = gemv.config_invalid_reason(p16, KernelConfig.from_id(f"gemm.gemv.{cid}.s1"),
+                                         current())
+        assert (why is None) == ok and (ok or "16-byte load" in why), (cid, why)
+    p32 = GemmProblem(16, 4096, 4096, dtype="fp32", layout="rc")   # 4-byte elements: half
+    assert gemv.config_invalid_reason(p32, KernelConfig.from_id("gemm.gemv.m4n1k512.g1.w4.s1"),
+                                      current()) is None
     assert "larger than K" in gemv.config_invalid_reason(
         GemmProblem(1, 64, 300, layout="rc"), KernelConfig.from_id("gemm.gemv.m1n4k1024.g1.w4.s1"),
         current())

@@ -61,8 +61,17 @@ def gemv_kernel(
     rm_load = rm if EVEN_M else rm % M
     rn_load = rn if EVEN_N else rn % N
     rk = tl.arange(0, BLOCK_K)
-    b_ptrs = b_ptr + bid * stride_bb + rn_load[:, None] * stride_bn + rk[None, :]
-    a_ptrs = a_ptr + bid * stride_ab + rm_load[:, None] * stride_am + rk[None, :] * stride_ak
+    # both tiles loaded as 3-D slices of the product tile: [1, BLOCK_N, BLOCK_K] and
+    # [BLOCK_M, 1, BLOCK_K]
+    rk3 = rk[None, None, :]
+    b_ptrs = b_ptr + bid * stride_bb + rn_load[None, :, None] * stride_bn + rk3
+    a_ptrs = a_ptr + bid * stride_ab + rm_load[:, None, None] * stride_am + rk3 * stride_ak
+    if BLOCK_M > 1:
+        # A's tile loaded in the product tile's shape takes the weight tile's layout (warps
+        # along N or K); loaded as [BLOCK_M, 1, BLOCK_K] it put the warps along M, and the
+        # weight tile went through shared memory every step (Triton's TTGIR). One row needs
+        # neither: both tiles then have the layout of the single-row kernel.
+        a_ptrs = tl.broadcast_to(a_ptrs, (BLOCK_M, BLOCK_N, BLOCK_K))
 
     acc = tl.zeros((BLOCK_M, BLOCK_N, BLOCK_K), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
@@ -71,10 +80,9 @@ def gemv_kernel(
             x = tl.load(a_ptrs)
         else:
             k_rem = K - k
-            w = tl.load(b_ptrs, mask=rk[None, :] < k_rem, other=0.0,
-                        eviction_policy="evict_first")
-            x = tl.load(a_ptrs, mask=rk[None, :] < k_rem, other=0.0)
-        acc += w.to(tl.float32)[None, :, :] * x.to(tl.float32)[:, None, :]
+            w = tl.load(b_ptrs, mask=rk3 < k_rem, other=0.0, eviction_policy="evict_first")
+            x = tl.load(a_ptrs, mask=rk3 < k_rem, other=0.0)
+        acc += w.to(tl.float32) * x.to(tl.float32)
         b_ptrs += BLOCK_K
         a_ptrs += BLOCK_K * stride_ak
 
