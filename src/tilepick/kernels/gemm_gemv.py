@@ -61,17 +61,12 @@ def gemv_kernel(
     rm_load = rm if EVEN_M else rm % M
     rn_load = rn if EVEN_N else rn % N
     rk = tl.arange(0, BLOCK_K)
-    # both tiles loaded as 3-D slices of the product tile: [1, BLOCK_N, BLOCK_K] and
-    # [BLOCK_M, 1, BLOCK_K]
+    # both tiles loaded as 3-D slices of the product tile, [1, BLOCK_N, BLOCK_K] and
+    # [BLOCK_M, 1, BLOCK_K]: with the warps along K (the solver's rule for several rows) they
+    # share one layout, and the product is formed in registers without a layout conversion
     rk3 = rk[None, None, :]
     b_ptrs = b_ptr + bid * stride_bb + rn_load[None, :, None] * stride_bn + rk3
     a_ptrs = a_ptr + bid * stride_ab + rm_load[:, None, None] * stride_am + rk3 * stride_ak
-    if BLOCK_M > 1:
-        # A's tile loaded in the product tile's shape takes the weight tile's layout (warps
-        # along N or K); loaded as [BLOCK_M, 1, BLOCK_K] it put the warps along M, and the
-        # weight tile went through shared memory every step (Triton's TTGIR). One row needs
-        # neither: both tiles then have the layout of the single-row kernel.
-        a_ptrs = tl.broadcast_to(a_ptrs, (BLOCK_M, BLOCK_N, BLOCK_K))
 
     acc = tl.zeros((BLOCK_M, BLOCK_N, BLOCK_K), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):

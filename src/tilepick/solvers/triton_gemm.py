@@ -593,14 +593,15 @@ class GemvSolver(TritonGemmSolver):
         why = super().config_invalid_reason(problem, c, hw)
         if why or c.block_m == 1:
             return why
-        # Triton lays the tiles out by 16-byte loads, 32 lanes and then the warps along the
-        # fastest dimensions: a weight tile smaller than one load per thread leaves the warps
-        # along M, and the weight tile goes through shared memory every K step (TTGIR of
-        # sm_90 compiles; the first form of the row blocks ran at 0.26-1.03x cuBLAS)
-        if c.block_n * c.block_k * problem.dtype.itemsize < 16 * 32 * c.num_warps:
-            return (f"a {c.block_n}x{c.block_k} weight tile is less than one 16-byte load for "
-                    f"each of {c.num_warps} warps' threads: with {c.block_m} rows of A it would "
-                    "be moved through shared memory every K step")
+        # Triton lays a tile out by 16-byte loads, 32 lanes and then the warps along its
+        # fastest dimensions. With several rows of A, the weight tile [1, block_n, block_k]
+        # and A's tile [block_m, 1, block_k] share a layout only when the warps, too, lie
+        # along K; otherwise one of them goes through shared memory every K step (TTGIR of
+        # sm_90 compiles; the first form of the row blocks ran at 0.26-1.03x cuBLAS).
+        if c.block_k * problem.dtype.itemsize < 16 * 32 * c.num_warps:
+            return (f"block_k={c.block_k} holds fewer than one 16-byte load for each thread "
+                    f"of {c.num_warps} warps: with {c.block_m} rows of A a tile would be moved "
+                    "through shared memory every K step")
         return None
 
     @functools.lru_cache(maxsize=65536)
