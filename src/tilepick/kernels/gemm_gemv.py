@@ -13,9 +13,9 @@ loaded once and multiplied into all BLOCK_M rows (batched decode: M = 2-16 seque
 one row a program re-read the weight M times (from L2, the programs of one block being
 adjacent in the grid; measured at M = 4: 0.60x the tensor-core families' best). The
 programs of the row blocks of one column block are adjacent in the grid too, so when M needs
-several row blocks their re-reads hit L2. The products are summed elementwise in a
-[BLOCK_M, BLOCK_N, BLOCK_K] fp32 tile and reduced over K once at the end (the solver bounds
-that tile's registers).
+several row blocks their re-reads hit L2. The products are summed elementwise in an fp32 tile
+(with several rows, each thread's 16-byte group of K summed first) and reduced over K once
+at the end (the solver bounds that tile's registers).
 
 Sizes and strides are run-time arguments; the alignment facts that make 16-byte loads legal are
 constexpr hints (``kernels.common.aligned``), as in the pointer kernel.
@@ -38,7 +38,7 @@ def gemv_kernel(
     stride_bb, stride_bn,
     stride_cb, stride_cm,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_ROW: tl.constexpr,
-    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_K: tl.constexpr,
+    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_K: tl.constexpr, SUM_K: tl.constexpr,
     EVEN_M: tl.constexpr, EVEN_K: tl.constexpr, EVEN_N: tl.constexpr, HAS_SCALE: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -68,7 +68,9 @@ def gemv_kernel(
     b_ptrs = b_ptr + bid * stride_bb + rn_load[None, :, None] * stride_bn + rk3
     a_ptrs = a_ptr + bid * stride_ab + rm_load[:, None, None] * stride_am + rk3 * stride_ak
 
-    acc = tl.zeros((BLOCK_M, BLOCK_N, BLOCK_K), dtype=tl.float32)
+    # SUM_K (the solver's k_group) contiguous K elements of a thread are summed every step:
+    # several rows of A would otherwise need block_m times the single row's registers
+    acc = tl.zeros((BLOCK_M, BLOCK_N, BLOCK_K // SUM_K), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
         if EVEN_K:
             w = tl.load(b_ptrs, eviction_policy="evict_first")
@@ -77,7 +79,10 @@ def gemv_kernel(
             k_rem = K - k
             w = tl.load(b_ptrs, mask=rk3 < k_rem, other=0.0, eviction_policy="evict_first")
             x = tl.load(a_ptrs, mask=rk3 < k_rem, other=0.0)
-        acc += w.to(tl.float32) * x.to(tl.float32)
+        prod = w.to(tl.float32) * x.to(tl.float32)
+        if SUM_K > 1:
+            prod = tl.sum(tl.reshape(prod, (BLOCK_M, BLOCK_N, BLOCK_K // SUM_K, SUM_K)), axis=3)
+        acc += prod
         b_ptrs += BLOCK_K
         a_ptrs += BLOCK_K * stride_ak
 

@@ -111,7 +111,7 @@ class TritonGemmSolver(Solver):
     # a tile smaller than this gives 8 warps too little work
     min_tile_for_8_warps = 64 * 64
 
-    def acc_regs(self, c: KernelConfig) -> int:
+    def acc_regs(self, c: KernelConfig, problem: GemmProblem) -> int:
         """fp32 accumulator registers per thread (the output tile spread over the warps)."""
         return c.block_m * c.block_n // (32 * c.num_warps)
 
@@ -121,7 +121,7 @@ class TritonGemmSolver(Solver):
         smem = self.smem_bytes(p, c)
         if smem > hw.smem_per_block:
             return f"needs {smem} B of shared memory, the GPU allows {hw.smem_per_block} B per block"
-        regs = self.acc_regs(c)
+        regs = self.acc_regs(c, p)
         if regs > MAX_ACC_REGS_PER_THREAD:
             return (f"accumulator needs {regs} registers per thread "
                     f"(> {MAX_ACC_REGS_PER_THREAD}; it would spill)")
@@ -585,9 +585,18 @@ class GemvSolver(TritonGemmSolver):
     # 8 warps share a block_m x block_n x block_k product tile, not an output tile
     min_tile_for_8_warps = 0
 
-    def acc_regs(self, c):
-        """The fp32 products are summed elementwise over K, reduced once at the end."""
-        return c.block_m * c.block_n * c.block_k // (32 * c.num_warps)
+    @staticmethod
+    def k_group(problem: GemmProblem, c: KernelConfig) -> int:
+        """K elements each thread sums in registers every step before accumulating: one
+        16-byte load's worth with several rows of A (the accumulator then holds a
+        [block_m, block_n, block_k / group] tile), none with one row (its accumulator is the
+        whole product tile, as the single-row kernel always had). The register rule assumes
+        16-byte loads; an operand without them runs with group 1 and more registers."""
+        return 16 // problem.dtype.itemsize if c.block_m > 1 else 1
+
+    def acc_regs(self, c, problem):
+        """The fp32 products are summed over K in registers, reduced across threads once."""
+        return c.block_m * c.block_n * c.block_k // (32 * c.num_warps * self.k_group(problem, c))
 
     def config_invalid_reason(self, problem, c, hw):
         why = super().config_invalid_reason(problem, c, hw)
@@ -611,9 +620,10 @@ class GemvSolver(TritonGemmSolver):
         hints.pop("VEC_C")   # C is written a column block at a time, without vector hints
         if not p.a_row_major:
             hints["VEC_A"] = 1   # a strided column of A: scalar loads, no hint
+        group = self.k_group(p, c) if hints["VEC_B"] > 1 else 1
         constexprs = dict(
             BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k, A_ROW=p.a_row_major,
-            **hints, EVEN_M=p.m % c.block_m == 0, EVEN_N=p.n % c.block_n == 0,
+            **hints, SUM_K=group, EVEN_M=p.m % c.block_m == 0, EVEN_N=p.n % c.block_n == 0,
             HAS_SCALE=p.dtype is DType.FP8, num_warps=c.num_warps, num_stages=c.num_stages)
         grid = (cdiv(p.m, c.block_m) * cdiv(p.n, c.block_n), p.batch)
         return LaunchPlan(grid, tuple(sorted(constexprs.items())))
