@@ -1,17 +1,20 @@
 """The problems the GEMV family (gemm.gemv) is swept on: every problem it can serve in a shipped
 model's training data (its manifest) and in the rc validation set, for bf16 (session 16: the
 manifest as it was before the family) and fp8 e4m3; and the probe of its row blocks (session
-17: M = 2, 3, 4, 8, 16 on the LLM suite's Llama-3 weights, ``x @ W.T``).
+17: M = 2, 3, 4, 8, 16 on the LLM suite's Llama-3 weights, ``x @ W.T``) and the session-16
+lists' problems with M = 2-4, which the row blocks (block_m 2 and 4, session 17) serve.
 
-    python benchmarks/problems/make_gemv_lists.py   # writes the .jsonl files beside it
+    python benchmarks/problems/make_gemv_lists.py   # the session-17 lists
+    python benchmarks/problems/make_gemv_lists.py --session16   # and session 16's again
 """
 
 import json
+import sys
 from pathlib import Path
 
 import pandas as pd
 
-from tilepick.bench.shapes import write_problem_file
+from tilepick.bench.shapes import resolve_problems, write_problem_file
 from tilepick.hardware import profile
 from tilepick.problem import GemmProblem
 from tilepick.solvers import SOLVERS
@@ -32,8 +35,6 @@ ROWS_PROBE_M = (2, 3, 4, 8, 16)
 
 def rows_probe() -> list[GemmProblem]:
     """The LLM suite's rc weights at the batched-decode row counts the row blocks serve."""
-    import sys
-
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from dispatch_llm_suite import suite
 
@@ -42,6 +43,13 @@ def rows_probe() -> list[GemmProblem]:
 
 def main():
     write_problem_file(rows_probe(), HERE / "gemv_rows_probe_bf16.jsonl")
+    for name in ("train_rc_bf16", "validation_rc_bf16", "train_rc_fp8e4m3",
+                 "validation_rc_fp8e4m3"):
+        rows = [p for p in resolve_problems(str(HERE / f"{name}_gemv.jsonl")) if p.m > 1]
+        write_problem_file(rows, HERE / f"{name}_gemv_rows.jsonl")
+        print(f"{name}: {len(rows)} problems with M = 2-4")
+    if "--session16" not in sys.argv:
+        return
     sets = {"bf16": ("models/gemm_bf16_h200", "data/gemm/bf16/h200/validation_rc"),
             "fp8e4m3": ("models/gemm_fp8e4m3_h200", "data/gemm/fp8e4m3/h200/validation")}
     for dtype, (model, validation) in sets.items():

@@ -27,7 +27,7 @@ FAMILIES = {
     "gemm.cublas": "cuBLAS through torch (mm / bmm / _scaled_mm)",
     # appended after cuBLAS: family codes are positions in this dict, and models trained
     # before a family existed keep theirs (features.spec accepts such a model's shorter list)
-    "gemm.gemv": "GEMV for decode steps (M <= 16, B K-contiguous): rows of B streamed with "
+    "gemm.gemv": "GEMV for decode steps (M <= 4, B K-contiguous): rows of B streamed with "
                  "16-byte loads into block_m rows of A, fp32 products, no tensor cores",
 }
 VENDOR_FAMILIES = ("gemm.cublas",)
@@ -55,7 +55,7 @@ SPACES: dict[str, dict[str, tuple]] = {
     # block_m rows of A per program, each weight tile read once for all of them; block_n rows
     # of B^T, block_k the K step of each 16-byte-load sweep (decode_probe2's best at M = 1:
     # n1-n4 x k512-k2048, 4-8 warps, 1 or 3 stages)
-    "gemm.gemv": dict(block_m=(1, 2, 4, 8, 16), block_n=(1, 2, 4, 8),
+    "gemm.gemv": dict(block_m=(1, 2, 4), block_n=(1, 2, 4, 8),
                       block_k=(256, 512, 1024, 2048),
                       group_m=(1,), num_warps=(4, 8), num_stages=(1, 3), split_k=(1,)),
 }

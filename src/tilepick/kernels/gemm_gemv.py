@@ -9,7 +9,7 @@ same bytes and 1.04-1.30x torch.matmul on those weights (``benchmarks/decode_pro
 BENCHMARKS "A GEMV family for decode steps").
 
 A program owns BLOCK_N rows of B^T (columns of C) for BLOCK_M rows of A: each weight tile is
-loaded once and multiplied into all BLOCK_M rows (batched decode: M = 2-16 sequences), where
+loaded once and multiplied into all BLOCK_M rows (batched decode: M = 2-4 sequences), where
 one row a program re-read the weight M times (from L2, the programs of one block being
 adjacent in the grid; measured at M = 4: 0.60x the tensor-core families' best). The
 programs of the row blocks of one column block are adjacent in the grid too, so when M needs

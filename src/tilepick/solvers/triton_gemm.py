@@ -552,10 +552,10 @@ class TmaRepackSolver(TmaSolver):
 
 
 # Rows of A the GEMV serves. A program multiplies each weight tile into block_m rows on CUDA
-# cores: 2 * M flops per weight element, so at M = 16 the fp32 FMA rate (~34 T/s on an H200)
-# is about the weight's read rate (~2 G elements/us at 4 TB/s); beyond it the tensor-core
-# families win.
-GEMV_MAX_M = 16
+# cores, 2 * M flops per weight element: on the suite's Llama-3 weights (H200, bf16, session 17
+# probe) its best beat every other candidate by 8% at M = 2 and 2-3% at M = 3-4, and ran at
+# 0.76x / 0.45x cuBLAS at M = 8 / 16, where the tensor-core families win.
+GEMV_MAX_M = 4
 
 
 class GemvSolver(TritonGemmSolver):
@@ -572,7 +572,8 @@ class GemvSolver(TritonGemmSolver):
         p = problem
         if p.m > GEMV_MAX_M:
             return (f"M={p.m} rows: the GEMV's CUDA-core products cost 2M flops per weight "
-                    f"element; it serves M <= {GEMV_MAX_M}")
+                    f"element (measured slower than the tensor-core kernels from M = 8); it "
+                    f"serves M <= {GEMV_MAX_M}")
         if p.b_row_major:
             return "B is row-major (N contiguous): the GEMV streams B's K-contiguous rows"
         return None
