@@ -4,6 +4,9 @@
 #
 #   bash benchmarks/retime_validation.sh NAME:SECONDS:DATADIR [...]
 #
+# DATADIR may be several words: the pass's dataset folders or files and options, e.g.
+# "data/gemm/bf16/h200/train_gemv --problems benchmarks/problems/X.jsonl".
+#
 # A pass cut by its budget saves the problems it finished (SIGTERM from `timeout`); its parts
 # come back and a later call resumes from them if they are put back under /tmp/retime/NAME
 # (RESUME_FROM=DIR holding NAME/part-*.parquet copies them there first). RETIME_ARGS adds
@@ -23,7 +26,8 @@ for spec in "$@"; do
         cp "$RESUME_FROM/$name"/part-*.parquet "$work/$name"/
     fi
     start=$(date +%s)
-    timeout -s TERM -k 60 "$secs" python3 -m tilepick.cli data retime "$data" \
+    # shellcheck disable=SC2086  # several data arguments are meant to split
+    timeout -s TERM -k 60 "$secs" python3 -m tilepick.cli data retime $data \
         --out "$work/$name" --processes 16 ${RETIME_ARGS:-} > "$work/result/$name.log" 2>&1
     echo "== $name: rc=$? after $(( $(date +%s) - start )) s"
     grep -v "it/s\]\|s/it\]\|problem/s\]\|s/problem\]" "$work/result/$name.log" | tail -n 30
