@@ -102,6 +102,12 @@ SAME_SPEED: dict[str, tuple[str, ...]] = {
     # earlier kernels' files are byte-identical and their plan code untouched (against 7307a75
     # the kernels folder gains one file and solvers/triton_gemm.py only appends GemvSolver)
     "83b3ec04b34ee491": ("8f5667bc20d5f19f",),
+    # session 17: the GEMV takes block_m rows of A (new constexprs BLOCK_M, SUM_K, EVEN_M); at
+    # block_m 1 its PTX is the single-row kernel's but for one row-mask compare, and
+    # `kernel_ab.py --kernel gemv` on 24 of the family's best M = 1 configs (H200) read new/old
+    # 0.996-1.012 on the problems above 25 us (round spreads <= 2.4%; the smaller ones' spreads
+    # were larger than any effect). The other kernels' files are byte-identical.
+    "f1b58e60b33ec825": ("83b3ec04b34ee491",),
 }
 
 
