@@ -301,3 +301,25 @@ def test_written_jsonl_is_plain_json(tmp_path):
     path = S.write_problem_file(SAMPLE[:1], tmp_path / "one.jsonl")
     assert json.loads(path.read_text()) == {"op": "gemm", "m": 1, "n": 4096, "k": 4096,
                                             "batch": 1, "dtype": "bf16", "layout": "rr"}
+
+
+def test_gemv_problem_lists_are_what_the_family_serves():
+    """The committed GEMV problem lists (benchmarks/problems, the provenance of train_gemv and
+    the validation passes) hold problems the family serves, and the session-17 row-block lists
+    are exactly the M = 2-4 problems of session 16's lists."""
+    from pathlib import Path
+
+    from tilepick.bench.shapes import resolve_problems
+    from tilepick.hardware import profile
+    from tilepick.solvers import SOLVERS
+
+    here = Path(__file__).resolve().parents[1] / "benchmarks" / "problems"
+    gemv, hw = SOLVERS["gemm.gemv"], profile("h200")
+    for name in ("train_rc_bf16", "validation_rc_bf16", "train_rc_fp8e4m3",
+                 "validation_rc_fp8e4m3"):
+        first = resolve_problems(str(here / f"{name}_gemv.jsonl"))
+        rows = resolve_problems(str(here / f"{name}_gemv_rows.jsonl"))
+        assert first and all(gemv.configs(p, hw) for p in first), name
+        assert rows == [p for p in first if p.m > 1], name
+    probe = resolve_problems(str(here / "gemv_rows_probe_bf16.jsonl"))
+    assert {p.m for p in probe} == {2, 3, 4, 8, 16} and {p.layout for p in probe} == {"rc"}
