@@ -122,6 +122,17 @@ def test_shared_memory_matches_the_solvers(hw, dtype):
     np.testing.assert_allclose(x[:, FEATURE_INDEX["smem_kb"]], want)
 
 
+def test_single_row_gemv_features_are_what_the_shipped_models_learned():
+    """The row blocks (session 17) must not move a single-row GEMV config's features: the
+    shipped models were trained on the session-16 count (the weight tile only), and a changed
+    feature moved their top-1 on 24 of 324 GEMV problems."""
+    solver = solvers.SOLVERS["gemm.gemv"]
+    p = GemmProblem(1, 4096, 4096, layout="rc")
+    for c in (c for c in space_configs(["gemm.gemv"]) if c.block_m == 1):
+        want = c.num_stages * c.block_n * c.block_k * 2 if c.num_stages > 1 else 0
+        assert solver.smem_bytes(p, c) == want, c.id
+
+
 # -- batch versus single ----------------------------------------------------------------------
 
 

@@ -182,8 +182,10 @@ def _smem_bytes(c):
     bm, bn, bk = _tile(c.block_m), _tile(c.block_n), _tile(c.block_k)
     stages = _tile(c.num_stages)
     pipe = stages * (bm + bn) * bk * c.itemsize
-    gemv = _is(c, _GEMV_FAMILIES)   # only when the loop is pipelined
-    gemv_pipe = (stages > 1) * pipe
+    # the GEMV stages its tiles only when the loop is pipelined, and counts A's tile only with
+    # several rows (GemvSolver.smem_bytes says why)
+    gemv = _is(c, _GEMV_FAMILIES)
+    gemv_pipe = (stages > 1) * stages * (bn + bm * (bm > 1)) * bk * c.itemsize
     return (1 - gemv) * (pipe + _is(c, _TMA_FAMILIES) * bm * bn * c.out_itemsize) \
         + gemv * gemv_pipe
 
