@@ -20,15 +20,18 @@ On the GPU:
 """
 
 import argparse
+import importlib
 import importlib.util
 import json
 import statistics
 import sys
 
 
-# --kernel -> (the kernel's name in its module, the families that launch it)
-KERNELS = {"ptr": ("gemm_ptr_kernel", ("gemm.ptr", "gemm.splitk", "gemm.splitk_atomic")),
-           "gemv": ("gemv_kernel", ("gemm.gemv",))}
+# --kernel -> (today's module, the kernel's name in it and in the older copy, the families
+# that launch it)
+KERNELS = {"ptr": ("tilepick.kernels.gemm_ptr", "gemm_ptr_kernel",
+                   ("gemm.ptr", "gemm.splitk", "gemm.splitk_atomic")),
+           "gemv": ("tilepick.kernels.gemm_gemv", "gemv_kernel", ("gemm.gemv",))}
 
 
 def load_kernel(path, name):
@@ -75,15 +78,14 @@ def main():
     import triton.testing
 
     from tilepick import solvers
-    from tilepick.kernels.gemm_gemv import gemv_kernel
-    from tilepick.kernels.gemm_ptr import gemm_ptr_kernel, splitk_reduce_kernel
+    from tilepick.kernels.gemm_ptr import splitk_reduce_kernel
     from tilepick.data.io import write_json
     from tilepick.provenance import collect
     from tilepick.solvers.triton_gemm import _as3d
     from tilepick.tensors import make_inputs, reference
 
-    kernel_name, families = KERNELS[args.kernel]
-    new_kernel = {"ptr": gemm_ptr_kernel, "gemv": gemv_kernel}[args.kernel]
+    module, kernel_name, families = KERNELS[args.kernel]
+    new_kernel = getattr(importlib.import_module(module), kernel_name)
     old_kernel = load_kernel(args.old, kernel_name)
     pairs = contenders(args.data, args.dtype, args.per_family, families)
     runs = []
