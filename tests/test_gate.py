@@ -150,3 +150,33 @@ def test_recipe_data_is_the_models_own_training_data_and_gate(gated_model):
     assert gated is True and opts.folds == 3 and opts.objective == "lambdarank"
     manifest = json.loads((out / "manifest.json").read_text())
     assert ds.n_problems == manifest["problems"] and len(ds) == manifest["rows"]
+
+
+def test_labels_average_the_outcomes_of_several_splits():
+    pi, ids, tf, keys = _problems()
+    # a second draw whose first Triton pick on problem 0 is b (120), not a (100)
+    other = keys.copy()
+    other[2] = 4.0
+    x = np.zeros((3, len(FEATURE_INDEX)))
+    folds = [(np.array([True, True, False]), np.array([False, False, True]))]
+    _, y1, has = gate.out_of_fold(pi, ids, tf, keys, x, folds)
+    _, y2, has2 = gate.out_of_fold(pi, ids, tf, keys, x, folds, extra_keys=[other])
+    assert has.tolist() == has2.tolist() == [True, True, False]
+    assert y2[0] == pytest.approx((np.log(90 / 100) + np.log(90 / 120)) / 2)
+    assert y2[1] == pytest.approx(y1[1])           # the same pick in both draws
+    with pytest.raises(ValueError, match="different problems"):
+        gate.out_of_fold(pi, ids, tf, keys, x, folds, extra_keys=[other[:-2]])
+
+
+def test_gate_splits_are_part_of_the_recipe(tmp_path):
+    from tilepick.data import io
+    from tilepick.model.evaluate import recipe_options
+
+    io.write_part(tmp_path / "d", synthetic_rows(SHAPES[:18], seed=5))
+    out = tmp_path / "gemm_bf16_h200"
+    cvm = train([tmp_path / "d"], "bf16", "h200", out,
+                TrainOptions(folds=3, objective="lambdarank", vendor_gate="on", gate_splits=2))
+    assert cvm["vendor_gate"]["label_splits"] == 2 and cvm["vendor_gate"]["shipped"]
+    assert recipe_options(out).gate_splits == 2
+    with pytest.raises(ValueError, match="gate_splits"):
+        TrainOptions(gate_splits=0)

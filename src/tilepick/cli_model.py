@@ -132,6 +132,9 @@ def register(app: typer.Typer) -> None:
               vendor_gate: str = typer.Option(
                   "auto", "--vendor-gate", help="the cuBLAS-or-Triton classifier: auto (ship "
                   "it where it raises the out-of-fold mean) | on | off"),
+              gate_splits: int = typer.Option(
+                  1, "--gate-splits", help="the vendor gate's labels: the ranker's "
+                  "out-of-fold outcome averaged over this many fold splits (seed, seed+1, ...)"),
               fold_grouping: str = typer.Option(
                   "shape", "--fold-grouping", help="what a cross-validation fold holds out: "
                   "shape (M, N, K) | weight (N, K, every M of it, as the validation sets do)"),
@@ -151,6 +154,7 @@ def register(app: typer.Typer) -> None:
             opts = TrainOptions(objective=objective, folds=folds, seed=seed,
                                 rounds=rounds or NUM_ROUNDS, warm_start=warm_start,
                                 pool=tuple(pool), vendor_gate=vendor_gate,
+                                gate_splits=gate_splits,
                                 fold_grouping=fold_grouping, label_times=label_times,
                                 **({"catalog": catalog} if catalog else {}),
                                 **({"minority_layout_weight": minority_layout_weight}

@@ -32,7 +32,8 @@ from tilepick.model.dataset import DataError, Dataset, load
 from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES
 from tilepick.model.ranking import CascadeSettings, Calibration, score_gaps
 from tilepick.model.train import (ObjectiveResult, TrainOptions, evaluate_objective,
-                                  gate_out_of_fold, scale_out_of_fold)
+                                  extra_split_keys, gate_out_of_fold,
+                                  scale_out_of_fold)
 
 STATIC_MIN_COVERAGE = 0.10
 TOP_K = (2, 4, 8)
@@ -89,6 +90,7 @@ def recipe_options(model_dir) -> TrainOptions:
                         cascade=CascadeSettings(**meta["cascade"]),
                         fold_grouping=params.get("fold_grouping", "shape"),
                         label_times=params.get("label_times", "retimed"),
+                        gate_splits=int(params.get("gate_splits", 1)),
                         pool=tuple(manifest.get("pooled_dtypes", ())))
 
 
@@ -135,7 +137,8 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     keys, model_table = res.keys, res.table
     gated = meta.get("ensemble", {}).get("gate_column") is not None
     if gated:   # the recipe's vendor gate, fitted out of fold on the ranker's picks
-        g = gate_out_of_fold(res, folds, pooled.served, opts.seed)
+        g = gate_out_of_fold(res, folds, pooled.served, opts.seed,
+                             extra_split_keys(pooled, obj, opts))
         keys, model_table = g.keys, g.table
         log(f"vendor gate: mean {res.summary['mean']:.4f} -> {g.summary['mean']:.4f}")
     # Everything below scores the served dtype's problems on the same folds.

@@ -121,10 +121,25 @@ def right_calls(log_ratio: np.ndarray, has: np.ndarray) -> np.ndarray:
 
 
 def out_of_fold(problem_index, config_ids, tflops, keys, x_problem, folds, seed: int = 0,
-                **fit_kw):
+                extra_keys=(), **fit_kw):
     """Gate raw scores per problem, each from a gate fitted on the other folds' problems
-    (``folds``: boolean masks per problem), and the outcomes they were fitted on."""
+    (``folds``: boolean masks per problem), and the outcomes they were fitted on.
+
+    ``extra_keys``: the rankings of further out-of-fold draws (other fold splits); a
+    problem's label is then the mean of its outcomes under ``keys`` and these, the expected
+    loss of a ranker that never saw it rather than one draw of it. (A label of a training
+    problem may come from a ranker that saw a test problem of this fold: a second-order leak,
+    through neighbours' labels only.)"""
     y, has = problem_outcomes(problem_index, config_ids, tflops, keys)
+    for other in extra_keys:
+        if len(other) != len(keys):
+            raise ValueError(f"the fold splits' rankings cover different problems: "
+                             f"{len(other)} rows against {len(keys)}")
+        y_other, has_other = problem_outcomes(problem_index, config_ids, tflops, other)
+        if not np.array_equal(has, has_other):
+            raise ValueError("the fold splits' rankings cover different problems")
+        y = y + y_other
+    y = y / (1 + len(extra_keys))
     raw = np.full(len(y), np.nan)   # no call (no cuBLAS row, no gate): the ranker's order
     for train, test in folds:
         tr, te = train & has, test & has

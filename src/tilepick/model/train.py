@@ -67,6 +67,11 @@ class TrainOptions:
     # the rows' times learned from (dataset.LABEL_TIMES): "screen" keeps each problem in one
     # timing regime (BENCHMARKS, "Timing regimes")
     label_times: str = "retimed"
+    # the vendor gate learns from the ranker's out-of-fold picks under this many fold splits
+    # (fold seeds seed, seed + 1, ...), each problem's label their mean outcome: one split's
+    # picks are one draw, and with one split the gate's calls moved the validation minimum by
+    # up to 15 points between fold seeds (BENCHMARKS, "GEMV row blocks ...", "Session 18")
+    gate_splits: int = 1
 
     def __post_init__(self):
         if self.catalog not in artifacts.CATALOGS:
@@ -87,6 +92,8 @@ class TrainOptions:
         if self.vendor_gate not in VENDOR_GATE_CHOICES:
             raise ValueError(f"vendor_gate must be one of {VENDOR_GATE_CHOICES}, "
                              f"got {self.vendor_gate!r}")
+        if self.gate_splits < 1:
+            raise ValueError(f"gate_splits must be >= 1, got {self.gate_splits}")
         if self.cascade is None:
             self.cascade = CascadeSettings.for_catalog(self.catalog)
 
@@ -187,18 +194,31 @@ class GateResult:
     perfect: dict               # mean / P10 had every call been right (the ceiling)
 
 
+def extra_split_keys(ds: Dataset, obj: Objective, opts: TrainOptions) -> list[np.ndarray]:
+    """The ranker's out-of-fold keys (served rows) under fold seeds seed + 1, ...,
+    seed + gate_splits - 1: the further draws the vendor gate's labels average over."""
+    keys = []
+    for r in range(1, opts.gate_splits):
+        folds = cv.make_folds(ds, opts.folds, opts.seed + r, opts.fold_grouping)
+        keys.append(evaluate_objective(ds, obj, folds, opts, scale_out_of_fold(ds, folds),
+                                       keep_models=False).keys)
+    return keys
+
+
 def gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], served: np.ndarray,
-                     seed: int) -> GateResult:
-    """Gates fitted on the other folds' problems, called on each fold's problems."""
+                     seed: int, extra_keys: list[np.ndarray] = ()) -> GateResult:
+    """Gates fitted on the other folds' problems, called on each fold's problems; with
+    ``extra_keys`` (:func:`extra_split_keys`) their labels average those splits' outcomes
+    too. The gated ranking and the ceiling are of ``res``'s own split."""
     sc = res.scored
     masks = [(f.train[served], f.test[served]) for f in folds]
     x = gate.problem_matrix(sc.x[sc.starts])
     raw, y, has = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys, x,
-                                   masks, seed)
+                                   masks, seed, extra_keys=extra_keys)
     keys = gate.apply(sc.problem_index, sc.config_ids, res.keys, raw)
     table = metrics.per_problem(sc.problem_index, sc.tflops, keys)
     summary = metrics.method_summary(table, sc.frame["m"].to_numpy()[sc.starts])
-    return GateResult(keys, table, summary, raw, y, has, _ceiling(res, y, has))
+    return GateResult(keys, table, summary, raw, y, has, _ceiling(res))
 
 
 def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
@@ -207,10 +227,14 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
     report = {"choice": opts.vendor_gate, "shipped": False,
               "rule": ("auto: shipped when the gated out-of-fold mean efficiency is above the "
                        "ranker's alone"),
-              "params": dict(gate.GATE_PARAMS, seed=opts.seed), "rounds": gate.GATE_ROUNDS}
+              "params": dict(gate.GATE_PARAMS, seed=opts.seed), "rounds": gate.GATE_ROUNDS,
+              "label_splits": opts.gate_splits,
+              "label": ("log(cuBLAS / the ranker's first Triton pick), out of fold, averaged "
+                        f"over {opts.gate_splits} fold split(s)")}
     if opts.vendor_gate == "off":
         return None, report
-    g = gate_out_of_fold(chosen, folds, ds.served, opts.seed)
+    extra = extra_split_keys(ds, OBJECTIVES[chosen.name], opts) if opts.gate_splits > 1 else []
+    g = gate_out_of_fold(chosen, folds, ds.served, opts.seed, extra)
     ranker = chosen.summary
     report.update(ranker={k: ranker[k] for k in ("mean", "median", "p10", "min")},
                   gated=g.summary, perfect_call=g.perfect,
@@ -227,9 +251,11 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
     return gate.fit(x[g.has_outcome], g.outcome[g.has_outcome], opts.seed), report
 
 
-def _ceiling(res: ObjectiveResult, y: np.ndarray, has: np.ndarray) -> dict:
-    """Mean and P10 efficiency had the gate called every problem right."""
+def _ceiling(res: ObjectiveResult) -> dict:
+    """Mean and P10 efficiency had the gate called every problem right (by ``res``'s own
+    split's outcomes)."""
     sc = res.scored
+    y, has = gate.problem_outcomes(sc.problem_index, sc.config_ids, sc.tflops, res.keys)
     keys = gate.apply(sc.problem_index, sc.config_ids, res.keys, gate.right_calls(y, has))
     eff = metrics.per_problem(sc.problem_index, sc.tflops, keys)["efficiency"].to_numpy()
     return {"mean": float(eff.mean()), "p10": float(np.percentile(eff, 10))}
