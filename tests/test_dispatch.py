@@ -97,6 +97,43 @@ def test_hybrid_benchmarks_top_k_plus_cublas_and_records(tmp_path, frame, proble
     assert dev2.benchmarked == [] and d2.stats["db_hits"] == 1
 
 
+class RankWithOutside(RankByList):
+    """A stand-in model whose catalog is ``order``, with ``outside`` the configs it ranks
+    beyond it (Predictor.outside_catalog)."""
+
+    def __init__(self, order, outside, **kw):
+        super().__init__(order, **kw)
+        self.outside = outside
+
+    def outside_catalog(self, problem, n):
+        return [(cid, 1.0, None) for cid in self.outside[:n]]
+
+
+def test_hybrid_explores_the_models_best_configs_outside_its_catalog(tmp_path, frame,
+                                                                     problem_rows):
+    p, rows = problem_rows
+    times = dict(zip(rows.config_id, rows.time_ms))
+    fastest = [c for c in rows.sort_values("time_ms").config_id if c != "gemm.cublas"]
+    catalog, outside = fastest[5:], fastest[:3]   # the best configs are not in the catalog
+    d, dev = make(tmp_path, "hybrid", RankWithOutside(catalog, outside, uncertainty=0.0),
+                  frame, k=2, explore=2)
+    d.decide(p, tensors_for(p))
+    benched = [c for _, c in dev.benchmarked]
+    assert set(benched) == set(catalog[:2]) | set(outside[:2]) | {"gemm.cublas"}
+    assert d.cache[p].config_id == min(outside[:2] + ["gemm.cublas"], key=times.get)
+    from tilepick.dispatch.warmup import candidates   # warming up compiles them too
+
+    assert {c.id for c in candidates(d, p, top=2)} == set(catalog[:2]) | set(outside[:2])
+    # explore=0, or a model without the method: the catalog's top-k only
+    off, dev_off = make(tmp_path / "off", "hybrid",
+                        RankWithOutside(catalog, outside, uncertainty=0.0), frame, k=2,
+                        explore=0)
+    off.decide(p, tensors_for(p))
+    assert {c for _, c in dev_off.benchmarked} == set(catalog[:2]) | {"gemm.cublas"}
+    with pytest.raises(ValueError, match="explore"):
+        make(tmp_path, "hybrid", RankByList(catalog), frame, explore=-1)
+
+
 def test_hybrid_k_grows_with_uncertainty(tmp_path, frame, problem_rows):
     p, rows = problem_rows
     order = list(rows.config_id)

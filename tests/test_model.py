@@ -110,6 +110,21 @@ def test_predictor_ranks_valid_candidates_best_first(model_dir):
     assert pred.rank(p) is not pred.rank(p)
 
 
+def test_outside_catalog_ranks_the_valid_configs_the_catalog_lacks(model_dir):
+    pred = Predictor(model_dir)
+    p = GemmProblem(300, 5000, 2000)
+    outside = pred.outside_catalog(p, 3)
+    ids = [r[0] for r in outside]
+    assert len(ids) == 3 and not set(ids) & set(pred.trained_configs)
+    assert set(ids) <= {c.id for c in solvers.applicable_configs(p, HW)}
+    # the same order the model gives them over the whole space
+    space = [r[0] for r in Predictor(model_dir, catalog="space").rank(p)
+             if r[0] not in set(pred.trained_configs)]
+    assert ids == space[:3]
+    assert Predictor(model_dir, catalog="space").outside_catalog(p, 3) == []
+    assert pred.outside_catalog(p, 0) == []
+
+
 def test_predictions_follow_the_truth(model_dir):
     pred = Predictor(model_dir)
     effs = []

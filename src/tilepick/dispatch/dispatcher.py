@@ -5,8 +5,9 @@ Find modes (MIOpen's names in brackets):
   no benchmarking.
 - ``db``: the perf-db's winner if it has one, else ``heuristic``.
 - ``hybrid`` [HYBRID]: the perf-db's winner, else benchmark the model's top-k (k grows with the
-  model's uncertainty: every candidate it cannot tell from its best is benchmarked) plus cuBLAS,
-  keep the winner and record it.
+  model's uncertainty: every candidate it cannot tell from its best is benchmarked) plus cuBLAS
+  plus the model's best ``explore`` configs outside its trained catalog (configs no training
+  data measured, such as a family or tile added since), keep the winner and record it.
 - ``exhaustive`` [NORMAL; Inductor's max-autotune]: the perf-db's winner from an exhaustive run,
   else benchmark every applicable candidate and record.
 
@@ -75,13 +76,17 @@ class Dispatcher:
     def __init__(self, mode: str | None = None, device: Device | None = None,
                  predictor="auto", user_db: PerfDb | str | None = "auto",
                  system_db: PerfDb | str | None = "auto", k: int = 4, max_k: int = 16,
-                 hw: HardwareProfile | None = None, env: Environment | None = None):
+                 hw: HardwareProfile | None = None, env: Environment | None = None,
+                 explore: int = 2):
         self.mode = mode or mode_from_env()
         if self.mode not in MODES:
             raise ValueError(f"unknown find mode {self.mode!r}: choose one of {MODES}")
         self.device = device or RealDevice()
         self.hw = hw or current()
         self.k, self.max_k = k, max_k
+        if explore < 0:
+            raise ValueError(f"explore must be >= 0, got {explore}")
+        self.explore = explore
         self._predictor_arg = predictor
         self._predictors: dict[str, object] = {}
         if user_db == "auto":
@@ -176,6 +181,24 @@ class Dispatcher:
             k = self.max_k
         return [cid for cid, _, _ in ranked[:min(k, self.max_k)]]
 
+    def explored(self, problem: GemmProblem, taken: list[str]) -> list[str]:
+        """Hybrid's extra candidates: the model's best ``explore`` configs outside its
+        catalog (Predictor.outside_catalog), less those known to fail or already taken."""
+        pred = self.predictor(problem.dtype_token)
+        if not self.explore or pred is None or not hasattr(pred, "outside_catalog"):
+            return []
+        bad = self.invalid.get(problem, set())
+        try:
+            extra = pred.outside_catalog(problem, self.explore + len(bad))
+        except Exception as exc:   # exploring is optional: never a reason to fail a problem
+            kind = ("explore", problem.dtype_token, type(exc).__name__)
+            if kind not in self._warned:
+                self._warned.add(kind)
+                warnings.warn(f"tilepick: cannot explore outside the catalog for {problem.key()} "
+                              f"({exc})", RuntimeWarning, stacklevel=3)
+            return []
+        return [cid for cid, _, _ in extra if cid not in bad and cid not in taken][:self.explore]
+
     # -- decisions ------------------------------------------------------------------------------
     def decide(self, problem: GemmProblem, tensors=None) -> Decision:
         """The candidate for ``problem`` (benchmarking on ``tensors`` where the mode asks)."""
@@ -200,6 +223,7 @@ class Dispatcher:
         if decision is None and self.mode in ("hybrid", "exhaustive") and tensors is not None:
             if self.mode == "hybrid":
                 cands = self.top_k(ranked)
+                cands += self.explored(problem, cands)
             else:
                 cands = self.every_candidate(problem)
             if CUBLAS not in cands and any(r[0] == CUBLAS for r in ranked):

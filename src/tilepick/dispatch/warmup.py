@@ -29,13 +29,16 @@ class WarmupReport:
 
 
 def candidates(dispatcher, problem: GemmProblem, top: int) -> list[KernelConfig]:
-    """What the dispatcher could launch for ``problem``: its top ``top`` candidates, or, in
-    exhaustive mode, every applicable config (it benchmarks them all: compiling them one by
-    one on the first call took a suite run past its time limit on its first problem)."""
+    """What the dispatcher could launch for ``problem``: its top ``top`` candidates (in
+    hybrid mode with the configs it explores outside the catalog), or, in exhaustive mode,
+    every applicable config (it benchmarks them all: compiling them one by one on the first
+    call took a suite run past its time limit on its first problem)."""
     if dispatcher.mode == "exhaustive":
         ids = dispatcher.every_candidate(problem)
     else:
         ids = [cid for cid, _, _ in dispatcher.ranked(problem)[0][:top]]
+        if dispatcher.mode == "hybrid":
+            ids += dispatcher.explored(problem, ids)
     return [KernelConfig.from_id(cid) for cid in ids]
 
 

@@ -111,6 +111,8 @@ class Predictor:
             self._pool_ids = self.trained_configs
             self._pool_key = f"{self.model_dir.resolve()}:{len(self.trained_configs)}"
         self._memo: dict = {}
+        self._space: Predictor | None = None   # the whole-space sibling (outside_catalog)
+        self._catalog_set = frozenset(self.trained_configs or ())
         self._tables: dict = {}
         self._vendor_at: dict = {}   # layout -> cuBLAS's row in that candidate table (or -1)
         self._lock = threading.Lock()
@@ -157,6 +159,24 @@ class Predictor:
                     self._memo.pop(next(iter(self._memo)))
                 self._memo[problem] = ranked
         return list(ranked[:top] if top is not None else ranked)
+
+    def outside_catalog(self, problem: GemmProblem, n: int) -> list[Ranked]:
+        """The model's ``n`` best valid configs of the declared space that its trained
+        catalog leaves out, best first ([] for a model that ranks the whole space).
+
+        Why: the catalog holds the configs the training data measured, so a config added to
+        the space since (the GEMV row blocks of session 17) is never ranked, and hybrid mode
+        never benchmarks it. The features describe configs by their parameters, so the model
+        still scores them: on batched decode the shipped model put the row blocks that
+        exhaustive search picks first among the configs its catalog lacks (BENCHMARKS,
+        "Hybrid mode explores outside the catalog")."""
+        if self.catalog == "space" or n <= 0:
+            return []
+        if self._space is None:
+            self._space = Predictor(self.model_dir, hw=self.hw, strict=self.strict,
+                                    catalog="space", cascade=self.cascade)
+        inside = self._catalog_set
+        return [r for r in self._space.rank(problem) if r[0] not in inside][:n]
 
     def clear_memo(self) -> None:
         with self._lock:
