@@ -169,7 +169,7 @@ class Predictor:
         never benchmarks it. The features describe configs by their parameters, so the model
         still scores them: on batched decode the shipped model put the row blocks that
         exhaustive search picks first among the configs its catalog lacks (BENCHMARKS,
-        "Hybrid mode explores outside the catalog")."""
+        "Session 18: hybrid explores outside the catalog ...")."""
         if self.catalog == "space" or n <= 0:
             return []
         if self._space is None:

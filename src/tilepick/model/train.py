@@ -69,8 +69,9 @@ class TrainOptions:
     label_times: str = "retimed"
     # the vendor gate learns from the ranker's out-of-fold picks under this many fold splits
     # (fold seeds seed, seed + 1, ...), each problem's label their mean outcome: one split's
-    # picks are one draw, and with one split the gate's calls moved the validation minimum by
-    # up to 15 points between fold seeds (BENCHMARKS, "GEMV row blocks ...", "Session 18")
+    # picks are one draw, and the gate's calls moved the validation minimum by up to 15 points
+    # between fold seeds. Three splits tied one out of fold and did not steady validation
+    # (BENCHMARKS, "Session 18"), so one stays the default
     gate_splits: int = 1
 
     def __post_init__(self):
