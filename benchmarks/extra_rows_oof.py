@@ -24,6 +24,8 @@ from tilepick.model.dataset import load
 from tilepick.model.evaluate import recipe_options, recipe_out_of_fold
 from tilepick.model.train import gate_out_of_fold
 
+from extra_data_oof import same_folds   # a sibling script (a script's folder is on sys.path)
+
 
 def gated_keys(ds, folds, opts, gated: bool) -> tuple:
     res = recipe_out_of_fold(ds, opts, folds)
@@ -75,9 +77,7 @@ def main():
            "rows_added": len(aug) - len(base), "seeds": {}}
     for seed in args.seeds:
         folds = cv.make_folds(base, opts.folds, seed, opts.fold_grouping)
-        fold_of = {k: i for i, f in enumerate(folds) for k in base.problem_keys[f.test]}
-        which = np.array([fold_of[k] for k in aug.problem_keys])
-        aug_folds = [cv.Fold(which != i, which == i) for i in range(len(folds))]
+        aug_folds = same_folds(base, folds, aug)
         opts.seed = seed
         b_sc, b_keys = gated_keys(base, folds, opts, not args.ungated)
         a_sc, a_keys = gated_keys(aug, aug_folds, opts, not args.ungated)

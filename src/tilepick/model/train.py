@@ -141,10 +141,10 @@ def _fit(ds: Dataset, obj: Objective, opts: TrainOptions, rounds: int | None = N
                   stratum_balance=opts.stratum_balance)
 
 
-def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: TrainOptions,
-                       scale_oof: np.ndarray, keep_models: bool) -> ObjectiveResult:
-    """Fold models trained on every dtype of ``ds``; scored on the served dtype's problems."""
-    t0 = time.perf_counter()
+def _fold_scores(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: TrainOptions,
+                 keep_models: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """Out-of-fold (stage-1 scores, full scores, cascade keys) of the served rows, and the
+    fold models if kept: fold models trained on every dtype of ``ds``."""
     stage1 = np.full(len(ds), np.nan)
     full = np.full(len(ds), np.nan)
     models = []
@@ -156,11 +156,20 @@ def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: 
         full[rows] = booster.predict(ds.x[rows], raw_score=True)
         if keep_models:
             models.append(booster)
-    train_s = time.perf_counter() - t0
     served_rows = ds.served[ds.problem_index]
+    stage1, full = stage1[served_rows], full[served_rows]
+    keys = cascade_keys(ds.problem_index[served_rows], stage1, full, opts.cascade.stage2_top)
+    return stage1, full, keys, models
+
+
+def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: TrainOptions,
+                       scale_oof: np.ndarray, keep_models: bool) -> ObjectiveResult:
+    """Fold models trained on every dtype of ``ds``; scored on the served dtype's problems."""
+    t0 = time.perf_counter()
+    stage1, full, keys, models = _fold_scores(ds, obj, folds, opts, keep_models)
+    train_s = time.perf_counter() - t0
     sc = ds.served_only()
-    stage1, full, scale_oof = stage1[served_rows], full[served_rows], scale_oof[ds.served]
-    keys = cascade_keys(sc.problem_index, stage1, full, opts.cascade.stage2_top)
+    scale_oof = scale_oof[ds.served]
     m_of_problem = sc.frame["m"].to_numpy()[sc.starts]
     table = metrics.per_problem(sc.problem_index, sc.tflops, keys)
     summary = metrics.method_summary(table, m_of_problem)
@@ -198,12 +207,9 @@ class GateResult:
 def extra_split_keys(ds: Dataset, obj: Objective, opts: TrainOptions) -> list[np.ndarray]:
     """The ranker's out-of-fold keys (served rows) under fold seeds seed + 1, ...,
     seed + gate_splits - 1: the further draws the vendor gate's labels average over."""
-    keys = []
-    for r in range(1, opts.gate_splits):
-        folds = cv.make_folds(ds, opts.folds, opts.seed + r, opts.fold_grouping)
-        keys.append(evaluate_objective(ds, obj, folds, opts, scale_out_of_fold(ds, folds),
-                                       keep_models=False).keys)
-    return keys
+    return [_fold_scores(ds, obj, cv.make_folds(ds, opts.folds, opts.seed + r,
+                                                 opts.fold_grouping), opts, False)[2]
+            for r in range(1, opts.gate_splits)]
 
 
 def gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], served: np.ndarray,
