@@ -10,9 +10,13 @@ each model is validated on the exhaustive sets: the spread over seeds is the rec
 
     python benchmarks/gate_splits.py --seeds 0 1 2 --splits 1 3 \
         [--extra data/gemm/bf16/h200/train_gemv/chunk-002.parquet ...] --out FILE.json
+
+``--lgb-seeds 1 2`` retrains with LightGBM's own seed changed instead (the ranker's noise;
+the recipe's seed when not given).
 """
 
 import argparse
+import itertools
 import json
 import tempfile
 import time
@@ -41,6 +45,8 @@ def main():
     ap.add_argument("--extra", nargs="*", default=[], help="further training files")
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     ap.add_argument("--splits", nargs="+", type=int, default=[1, 3])
+    ap.add_argument("--lgb-seeds", nargs="+", type=int, default=[None],
+                    help="LightGBM seeds (default: the recipe's)")
     ap.add_argument("--validation", nargs="+", default=["data/gemm/bf16/h200/validation",
                                                         "data/gemm/bf16/h200/validation_rc"])
     ap.add_argument("--keep", default=None, help="keep the models under this folder")
@@ -51,28 +57,30 @@ def main():
     base = recipe_options(args.model)
     rows = []
     keep = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gate_splits_"))
-    for splits in args.splits:
-        for seed in args.seeds:
-            opts = recipe_options(args.model)
-            opts.seed, opts.gate_splits, opts.vendor_gate = seed, splits, "auto"
-            out = keep / f"splits{splits}_seed{seed}"
-            t0 = time.perf_counter()
-            cvm = train(files, manifest["dtype"], manifest["arch"], out, opts)
-            row = {"gate_splits": splits, "seed": seed,
-                   "train_s": round(time.perf_counter() - t0, 1),
-                   "gate_shipped": cvm["vendor_gate"]["shipped"],
-                   "oof_gated": {k: round(100 * cvm["vendor_gate"].get("gated", {}).get(k, 0), 2)
-                                 for k in SUMMARY},
-                   "oof_ranker": {k: round(100 * cvm["vendor_gate"].get("ranker", {}).get(k, 0),
-                                           2) for k in SUMMARY}}
-            for v in args.validation:
-                row[Path(v).name] = brief(validate(out, [v]))
-            rows.append(row)
-            print(json.dumps({k: v for k, v in row.items()}, default=str), flush=True)
-            write_json(args.out, {"model": args.model, "files": files,
-                                  "recipe": {"objective": base.objective,
-                                             "pool": list(base.pool)},
-                                  "rows": rows})
+    for lgb_seed, splits, seed in itertools.product(args.lgb_seeds, args.splits, args.seeds):
+        opts = recipe_options(args.model)
+        opts.seed, opts.gate_splits, opts.vendor_gate = seed, splits, "auto"
+        if lgb_seed is not None:
+            opts.params = dict(opts.params, seed=lgb_seed)
+        out = keep / (f"splits{splits}_seed{seed}"
+                      + ("" if lgb_seed is None else f"_lgb{lgb_seed}"))
+        t0 = time.perf_counter()
+        cvm = train(files, manifest["dtype"], manifest["arch"], out, opts)
+        row = {"gate_splits": splits, "seed": seed, "lgb_seed": lgb_seed,
+               "train_s": round(time.perf_counter() - t0, 1),
+               "gate_shipped": cvm["vendor_gate"]["shipped"],
+               "oof_gated": {k: round(100 * cvm["vendor_gate"].get("gated", {}).get(k, 0), 2)
+                             for k in SUMMARY},
+               "oof_ranker": {k: round(100 * cvm["vendor_gate"].get("ranker", {}).get(k, 0),
+                                       2) for k in SUMMARY}}
+        for v in args.validation:
+            row[Path(v).name] = brief(validate(out, [v]))
+        rows.append(row)
+        print(json.dumps({k: v for k, v in row.items()}, default=str), flush=True)
+        write_json(args.out, {"model": args.model, "files": files,
+                              "recipe": {"objective": base.objective,
+                                         "pool": list(base.pool)},
+                              "rows": rows})
 
 
 if __name__ == "__main__":
