@@ -7,7 +7,7 @@ of what it would have chosen, and its tuning cost is the GPU time its benchmarks
 (measured time x 20 reps per candidate, the same for both modes).
 
     PYTHONPATH=src python benchmarks/hybrid_vs_exhaustive.py [--data data/gemm/bf16/h200/validation]
-        [--k 4] [--explore 2]
+        [--k 4] [--explore 2] [--explore-rel 0.85]
 
 Since session 13 a problem with a re-timing pass is replayed from its pass (its contenders,
 re-timed together: exhaustive's pick is the best of them), while exhaustive's GPU time is
@@ -35,6 +35,9 @@ def main():
     ap.add_argument("--k", type=int, default=None, help="hybrid's base k (default: Dispatcher's)")
     ap.add_argument("--explore", type=int, default=None,
                     help="hybrid's configs outside the catalog (default: Dispatcher's)")
+    ap.add_argument("--explore-rel", type=float, default=None,
+                    help="explored only if predicted within this fraction of the catalog's "
+                         "best (default: Dispatcher's; 0: always)")
     args = ap.parse_args()
     from tilepick.model.dataset import clean
 
@@ -47,14 +50,16 @@ def main():
     exhaustive_gpu_ms = 20.0 * float(clean(raw)["time_ms"].sum())
     hw = profile(args.arch)
     rows = []
-    k = explore = None
+    k = explore = explore_rel = None
     for mode in ("heuristic", "hybrid", "exhaustive"):
         dev = SimulatedDevice.from_frame(df)
         kw = {"k": args.k} if args.k else {}
         if args.explore is not None:
             kw["explore"] = args.explore
+        if args.explore_rel is not None:
+            kw["explore_rel"] = args.explore_rel
         disp = Dispatcher(mode=mode, device=dev, user_db=None, system_db=None, hw=hw, **kw)
-        k, explore = disp.k, disp.explore
+        k, explore, explore_rel = disp.k, disp.explore, disp.explore_rel
         for key in dev.problems():
             p = GemmProblem.from_key(key)
             with warnings.catch_warnings():
@@ -69,7 +74,8 @@ def main():
         if r["problem"] != "*":
             by.setdefault(r["problem"], {})[r["mode"]] = r["ms"]
     cost = {r["mode"]: r for r in rows if r["problem"] == "*"}
-    out = {"data": args.data, "problems": len(by), "k": k, "explore": explore}
+    out = {"data": args.data, "problems": len(by), "k": k, "explore": explore,
+           "explore_rel": explore_rel}
     for mode in ("heuristic", "hybrid"):
         ratios = [v["exhaustive"] / v[mode] for v in by.values() if not math.isnan(v[mode])]
         out[mode] = {"geomean_vs_exhaustive": math.exp(statistics.mean(map(math.log, ratios))),

@@ -101,12 +101,13 @@ class RankWithOutside(RankByList):
     """A stand-in model whose catalog is ``order``, with ``outside`` the configs it ranks
     beyond it (Predictor.outside_catalog)."""
 
-    def __init__(self, order, outside, **kw):
+    def __init__(self, order, outside, outside_rel=1.0, **kw):
         super().__init__(order, **kw)
-        self.outside = outside
+        self.outside, self.outside_rel = outside, outside_rel
 
     def outside_catalog(self, problem, n):
-        return [(cid, 1.0, None) for cid in self.outside[:n]]
+        best = self.rank(problem)[0][1]
+        return [(cid, best * self.outside_rel, None) for cid in self.outside[:n]]
 
 
 def test_hybrid_explores_the_models_best_configs_outside_its_catalog(tmp_path, frame,
@@ -132,6 +133,32 @@ def test_hybrid_explores_the_models_best_configs_outside_its_catalog(tmp_path, f
     assert {c for _, c in dev_off.benchmarked} == set(catalog[:2]) | {"gemm.cublas"}
     with pytest.raises(ValueError, match="explore"):
         make(tmp_path, "hybrid", RankByList(catalog), frame, explore=-1)
+    with pytest.raises(ValueError, match="explore_rel"):
+        make(tmp_path, "hybrid", RankByList(catalog), frame, explore_rel=1.5)
+
+
+@pytest.mark.parametrize("outside_rel, uncertainty, explore_rel, explored", [
+    (0.5, 0.0, 0.85, False),    # predicted far below the catalog's best: not worth a benchmark
+    (0.9, 0.0, 0.85, True),     # near it: explored
+    (0.5, 0.4, 0.85, True),     # the model is unsure (two uncertainties reach 0.45)
+    (0.5, 0.0, 0.0, True),      # explore_rel 0: every unseen config the model ranks first
+])
+def test_hybrid_explores_only_configs_predicted_near_the_best(tmp_path, frame, problem_rows,
+                                                              outside_rel, uncertainty,
+                                                              explore_rel, explored):
+    p, rows = problem_rows
+    fastest = [c for c in rows.sort_values("time_ms").config_id if c != "gemm.cublas"]
+    catalog, outside = fastest[5:], fastest[:3]
+    model = RankWithOutside(catalog, outside, outside_rel=outside_rel, uncertainty=uncertainty)
+    d, dev = make(tmp_path, "hybrid", model, frame, k=2, max_k=2, explore=2,
+                  explore_rel=explore_rel)
+    d.decide(p, tensors_for(p))
+    benched = {c for _, c in dev.benchmarked}
+    if explored:
+        assert set(outside[:2]) <= benched
+    else:
+        assert not set(outside) & benched
+    assert set(catalog[:2]) | {"gemm.cublas"} <= benched
 
 
 def test_hybrid_k_grows_with_uncertainty(tmp_path, frame, problem_rows):

@@ -17,7 +17,8 @@ from tilepick.features import FEATURE_INDEX, FeatureSchemaError, candidate_ids, 
 from tilepick.hardware import profile
 from tilepick.model import ModelError, Predictor
 from tilepick.model import baselines, cv, dataset, metrics, nvmh
-from tilepick.model.booster import FastBooster, pack
+from tilepick.model.booster import FastBooster, average, pack, read_model_text
+from tilepick.model.objectives import OBJECTIVES
 from tilepick.model.ranking import cascade_keys, within_problem_rank
 from tilepick.model.search import compare_to_exhaustive, search
 from tilepick.model.train import TrainOptions, train
@@ -228,6 +229,37 @@ def test_training_by_weight_folds_is_recorded_and_followed_by_evaluate(data_dir,
     assert evaluate([data_dir], out)["fold_grouping"] == "weight"
     with pytest.raises(ValueError, match="fold_grouping"):
         TrainOptions(fold_grouping="token")
+
+
+def test_seed_ensemble_ranker_is_the_mean_of_its_members(data_dir, tmp_path):
+    from tilepick.model.evaluate import recipe_options
+
+    out = tmp_path / "gemm_bf16_h200"
+    opts = TrainOptions(folds=3, objective="lambdarank", rounds=6, seed_ensemble=3,
+                        vendor_gate="off")
+    train([data_dir], "bf16", "h200", out, opts)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["parameters"]["seed_ensemble"] == 3 and manifest["trees"] == 18
+    assert recipe_options(out).seed_ensemble == 3
+    # the shipped booster scores as the mean of three runs with seeds 0, 1, 2
+    ds = dataset.load([data_dir], "bf16", "h200")
+    obj = OBJECTIVES["lambdarank"]
+    members = [cv.fit(ds, obj, {"seed": s}, 6, opts.retimed_weight,
+                      minority_layout_weight=opts.minority_layout_weight,
+                      stratum_balance=opts.stratum_balance) for s in range(3)]
+    shipped = lgb.Booster(model_str=read_model_text(out / "model.txt.gz"))
+    x = ds.x[:50]
+    want = np.mean([m.predict(x, raw_score=True) for m in members], axis=0)
+    np.testing.assert_allclose(shipped.predict(x, raw_score=True), want, rtol=1e-9, atol=1e-12)
+    # the cascade's first trees are the first member's
+    np.testing.assert_allclose(shipped.predict(x, raw_score=True, num_iteration=2),
+                               members[0].predict(x, raw_score=True, num_iteration=2) / 3,
+                               rtol=1e-9, atol=1e-12)
+    assert Predictor(out).rank(GemmProblem(256, 256, 256))
+    with pytest.raises(ValueError, match="seed_ensemble"):
+        TrainOptions(seed_ensemble=0)
+    with pytest.raises(ValueError, match="warm_start"):
+        TrainOptions(seed_ensemble=2, warm_start=True)
 
 
 def test_warm_start_adds_trees(model_dir, data_dir, tmp_path):
@@ -599,6 +631,25 @@ def test_cascade_keys():
 
 
 # -- the packed ensemble -------------------------------------------------------------------------
+
+
+def test_averaged_boosters_score_their_mean():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(300, 6))
+    x[:, 5] = rng.integers(0, 5, 300)
+    y = x[:, 0] * 2 + np.sin(x[:, 1])
+    parts = [lgb.train({"verbose": -1, "num_leaves": 7, "seed": s, "bagging_fraction": 0.7,
+                        "bagging_freq": 1}, lgb.Dataset(x, y, categorical_feature=[5]), 3 + s)
+             for s in range(3)]
+    mean = average(parts)
+    assert mean.num_trees() == 3 + 4 + 5
+    want = np.mean([b.predict(x, raw_score=True) for b in parts], axis=0)
+    np.testing.assert_allclose(mean.predict(x, raw_score=True), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(FastBooster(mean).predict(np.ascontiguousarray(x[:9])), want[:9],
+                               rtol=1e-12, atol=1e-12)
+    assert average(parts[:1]) is parts[0]
+    with pytest.raises(ValueError, match="single-output"):
+        average([pack(parts[:2]), parts[2]])
 
 
 def test_packed_boosters_equal_their_parts():

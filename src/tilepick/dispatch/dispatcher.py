@@ -32,6 +32,13 @@ from tilepick.problem import GemmProblem
 
 MODES = ("heuristic", "db", "hybrid", "exhaustive")
 CUBLAS = VENDOR_FAMILIES[0]
+# hybrid explores a config outside the catalog only where the model predicts it within this
+# fraction of its best in the catalog (or within two uncertainties, where that is wider). The
+# explores that won (GEMV row blocks on batched decode, a model that had never measured them)
+# were predicted at 0.89-1.00 of the best; on the LLM suite, where none won and exploring
+# cost 8 s of GPU time, the explored configs were predicted at 0.37-0.90 (BENCHMARKS,
+# "Session 19: ...")
+EXPLORE_REL = 0.85
 
 
 def mode_from_env(default: str = "db") -> str:
@@ -77,7 +84,7 @@ class Dispatcher:
                  predictor="auto", user_db: PerfDb | str | None = "auto",
                  system_db: PerfDb | str | None = "auto", k: int = 4, max_k: int = 16,
                  hw: HardwareProfile | None = None, env: Environment | None = None,
-                 explore: int = 2):
+                 explore: int = 2, explore_rel: float = EXPLORE_REL):
         self.mode = mode or mode_from_env()
         if self.mode not in MODES:
             raise ValueError(f"unknown find mode {self.mode!r}: choose one of {MODES}")
@@ -86,7 +93,9 @@ class Dispatcher:
         self.k, self.max_k = k, max_k
         if explore < 0:
             raise ValueError(f"explore must be >= 0, got {explore}")
-        self.explore = explore
+        if not 0 <= explore_rel <= 1:
+            raise ValueError(f"explore_rel must be within [0, 1], got {explore_rel}")
+        self.explore, self.explore_rel = explore, explore_rel
         self._predictor_arg = predictor
         self._predictors: dict[str, object] = {}
         if user_db == "auto":
@@ -181,9 +190,18 @@ class Dispatcher:
             k = self.max_k
         return [cid for cid, _, _ in ranked[:min(k, self.max_k)]]
 
-    def explored(self, problem: GemmProblem, taken: list[str]) -> list[str]:
+    def _explore_floor(self, ranked) -> float:
+        """The predicted TFLOP/s an unseen config needs to be explored (0: any)."""
+        if not ranked or ranked[0][1] is None or not math.isfinite(ranked[0][1]):
+            return 0.0
+        unc = ranked[0][2] if ranked[0][2] is not None else math.inf
+        return ranked[0][1] * min(self.explore_rel, math.exp(-2.0 * unc))
+
+    def explored(self, problem: GemmProblem, taken: list[str], ranked=None) -> list[str]:
         """Hybrid's extra candidates: the model's best ``explore`` configs outside its
-        catalog (Predictor.outside_catalog), less those known to fail or already taken."""
+        catalog (Predictor.outside_catalog) predicted near its best in the catalog (``ranked``,
+        the catalog's ranking; :data:`EXPLORE_REL`), less those known to fail or already
+        taken."""
         pred = self.predictor(problem.dtype_token)
         if not self.explore or pred is None or not hasattr(pred, "outside_catalog"):
             return []
@@ -197,7 +215,9 @@ class Dispatcher:
                 warnings.warn(f"tilepick: cannot explore outside the catalog for {problem.key()} "
                               f"({exc})", RuntimeWarning, stacklevel=3)
             return []
-        return [cid for cid, _, _ in extra if cid not in bad and cid not in taken][:self.explore]
+        floor = self._explore_floor(ranked if ranked is not None else self.ranked(problem)[0])
+        return [cid for cid, p, _ in extra if cid not in bad and cid not in taken
+                and (p is None or not p < floor)][:self.explore]
 
     # -- decisions ------------------------------------------------------------------------------
     def decide(self, problem: GemmProblem, tensors=None) -> Decision:
@@ -223,7 +243,7 @@ class Dispatcher:
         if decision is None and self.mode in ("hybrid", "exhaustive") and tensors is not None:
             if self.mode == "hybrid":
                 cands = self.top_k(ranked)
-                cands += self.explored(problem, cands)
+                cands += self.explored(problem, cands, ranked)
             else:
                 cands = self.every_candidate(problem)
             if CUBLAS not in cands and any(r[0] == CUBLAS for r in ranked):

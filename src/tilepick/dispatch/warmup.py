@@ -36,9 +36,10 @@ def candidates(dispatcher, problem: GemmProblem, top: int) -> list[KernelConfig]
     if dispatcher.mode == "exhaustive":
         ids = dispatcher.every_candidate(problem)
     else:
-        ids = [cid for cid, _, _ in dispatcher.ranked(problem)[0][:top]]
+        ranked = dispatcher.ranked(problem)[0]
+        ids = [cid for cid, _, _ in ranked[:top]]
         if dispatcher.mode == "hybrid":
-            ids += dispatcher.explored(problem, ids)
+            ids += dispatcher.explored(problem, ids, ranked)
     return [KernelConfig.from_id(cid) for cid in ids]
 
 

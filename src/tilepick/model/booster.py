@@ -69,6 +69,44 @@ def _split_model_text(text: str) -> tuple[list[str], list[str]]:
     return head.split("\n"), [b.partition("\n")[2] for b in bodies]
 
 
+def _scale_leaves(body: str, factor: float) -> str:
+    """A tree body with its leaf values multiplied by ``factor`` (repr: exact round trip)."""
+    lines = body.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("leaf_value="):
+            values = (float(v) * factor for v in line[len("leaf_value="):].split())
+            lines[i] = "leaf_value=" + " ".join(repr(v) for v in values)
+    return "\n".join(lines)
+
+
+def average(boosters: list[lgb.Booster]) -> lgb.Booster:
+    """One single-output booster whose raw score is the mean of the inputs' raw scores.
+
+    Why: a seed ensemble (``TrainOptions.seed_ensemble``) must serve through the same paths
+    as one booster: the cascade's first trees, the compiled trees, the numpy fallback, the
+    uncertainty pack. The trees are concatenated input by input (the first input's trees come
+    first, so the cascade's stage 1 is the first member's first trees) with every leaf value
+    divided by the number of inputs; the LightGBM init score is folded into the first tree of
+    each model already, so the sum of the scaled trees is the mean.
+    """
+    if not boosters:
+        raise ValueError("nothing to average")
+    if len(boosters) == 1:
+        return boosters[0]
+    parts = [_split_model_text(b.model_to_string()) for b in boosters]
+    outputs = {next((ln for ln in head if ln.startswith("num_tree_per_iteration=")), "=1")
+               for head, _ in parts}
+    if outputs != {"num_tree_per_iteration=1"} or len({b.num_feature() for b in boosters}) != 1:
+        raise ValueError("average takes single-output boosters over the same feature columns")
+    factor = 1.0 / len(boosters)
+    header = [ln for ln in parts[0][0] if not ln.startswith("tree_sizes=")]
+    bodies = [_scale_leaves(body, factor) for _, trees in parts for body in trees]
+    out = ["\n".join(header).rstrip("\n") + "\n"]
+    out += [f"Tree={i}\n{body}" for i, body in enumerate(bodies)]
+    out.append("end of trees\n\npandas_categorical:null\n")
+    return lgb.Booster(model_str="\n".join(out))
+
+
 def pack(boosters: list[lgb.Booster], max_iterations: list[int | None] | None = None
          ) -> lgb.Booster:
     """One booster whose raw score has one column per input booster (same feature columns).

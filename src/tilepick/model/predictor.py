@@ -28,6 +28,7 @@ A repeated problem is a dictionary lookup (the ranking is memoised per problem).
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 from functools import partial
@@ -101,6 +102,11 @@ class Predictor:
         self.scale_column = int(meta["ensemble"]["scale_column"])
         gate = meta["ensemble"].get("gate_column")   # None: a model without a vendor gate
         self.gate_column = None if gate is None else int(gate)
+        self._catalog_set = frozenset(self.trained_configs or ())
+        self._init_pool()
+
+    def _init_pool(self) -> None:
+        """The catalog's candidate pool and everything cached per pool."""
         # the candidate pool: None = the whole space (one table shared by every user)
         if self.catalog == "space" and set(self.families) >= set(FAMILY_CODES):
             self._pool_ids, self._pool_key = None, None
@@ -112,7 +118,6 @@ class Predictor:
             self._pool_key = f"{self.model_dir.resolve()}:{len(self.trained_configs)}"
         self._memo: dict = {}
         self._space: Predictor | None = None   # the whole-space sibling (outside_catalog)
-        self._catalog_set = frozenset(self.trained_configs or ())
         self._tables: dict = {}
         self._vendor_at: dict = {}   # layout -> cuBLAS's row in that candidate table (or -1)
         self._lock = threading.Lock()
@@ -172,9 +177,11 @@ class Predictor:
         "Session 18: hybrid explores outside the catalog ...")."""
         if self.catalog == "space" or n <= 0:
             return []
-        if self._space is None:
-            self._space = Predictor(self.model_dir, hw=self.hw, strict=self.strict,
-                                    catalog="space", cascade=self.cascade)
+        if self._space is None:   # the same boosters and settings over the whole space
+            twin = copy.copy(self)
+            twin.catalog = "space"
+            twin._init_pool()
+            self._space = twin
         inside = self._catalog_set
         return [r for r in self._space.rank(problem) if r[0] not in inside][:n]
 

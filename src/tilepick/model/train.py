@@ -22,6 +22,7 @@ import numpy as np
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.features import FEATURE_NAMES
 from tilepick.model import artifacts, cv, gate, metrics
+from tilepick.model.booster import average
 from tilepick.model.dataset import LABEL_TIMES, Dataset, load
 from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES, Objective, objective
 from tilepick.model.ranking import (CascadeSettings, Calibration, cascade_keys, score_gaps)
@@ -73,6 +74,10 @@ class TrainOptions:
     # between fold seeds. Three splits tied one out of fold and did not steady validation
     # (BENCHMARKS, "Session 18"), so one stays the default
     gate_splits: int = 1
+    # the ranker is the mean of this many LightGBM runs, seeds seed, seed + 1, ... of the
+    # parameters (booster.average): LightGBM's own seed (bagging, feature fraction) moved the
+    # rr validation mean by 0.35 point on the same data (BENCHMARKS, "Session 18")
+    seed_ensemble: int = 1
 
     def __post_init__(self):
         if self.catalog not in artifacts.CATALOGS:
@@ -95,6 +100,11 @@ class TrainOptions:
                              f"got {self.vendor_gate!r}")
         if self.gate_splits < 1:
             raise ValueError(f"gate_splits must be >= 1, got {self.gate_splits}")
+        if self.seed_ensemble < 1:
+            raise ValueError(f"seed_ensemble must be >= 1, got {self.seed_ensemble}")
+        if self.warm_start and self.seed_ensemble > 1:
+            raise ValueError("warm_start continues one booster; it cannot grow a seed "
+                             f"ensemble (seed_ensemble={self.seed_ensemble})")
         if self.cascade is None:
             self.cascade = CascadeSettings.for_catalog(self.catalog)
 
@@ -134,11 +144,15 @@ def scale_out_of_fold(ds: Dataset, folds: list[cv.Fold]) -> np.ndarray:
 
 def _fit(ds: Dataset, obj: Objective, opts: TrainOptions, rounds: int | None = None,
           init_model: lgb.Booster | None = None) -> lgb.Booster:
-    """cv.fit with the options' parameters and row weights (every model of a recipe alike)."""
-    return cv.fit(ds, obj, opts.params, opts.rounds if rounds is None else rounds,
-                  opts.retimed_weight, init_model=init_model,
-                  minority_layout_weight=opts.minority_layout_weight,
-                  stratum_balance=opts.stratum_balance)
+    """cv.fit with the options' parameters and row weights (every model of a recipe alike);
+    a seed ensemble's members averaged into one booster."""
+    seed = int(obj.params(opts.params)["seed"])
+    members = [cv.fit(ds, obj, dict(opts.params, seed=seed + i),
+                      opts.rounds if rounds is None else rounds, opts.retimed_weight,
+                      init_model=init_model, minority_layout_weight=opts.minority_layout_weight,
+                      stratum_balance=opts.stratum_balance)
+               for i in range(opts.seed_ensemble)]
+    return average(members)
 
 
 def _fold_scores(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: TrainOptions,
@@ -225,7 +239,9 @@ def gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], served: np.ndar
     keys = gate.apply(sc.problem_index, sc.config_ids, res.keys, raw)
     table = metrics.per_problem(sc.problem_index, sc.tflops, keys)
     summary = metrics.method_summary(table, sc.frame["m"].to_numpy()[sc.starts])
-    return GateResult(keys, table, summary, raw, y, has, _ceiling(res))
+    # the ceiling is of this split's own outcomes: the labels are those unless averaged
+    own = None if len(extra_keys) else (y, has)
+    return GateResult(keys, table, summary, raw, y, has, _ceiling(res, own))
 
 
 def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
@@ -258,11 +274,12 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
     return gate.fit(x[g.has_outcome], g.outcome[g.has_outcome], opts.seed), report
 
 
-def _ceiling(res: ObjectiveResult) -> dict:
+def _ceiling(res: ObjectiveResult, outcomes: tuple | None = None) -> dict:
     """Mean and P10 efficiency had the gate called every problem right (by ``res``'s own
-    split's outcomes)."""
+    split's outcomes: ``outcomes`` (y, has) where the caller has them already)."""
     sc = res.scored
-    y, has = gate.problem_outcomes(sc.problem_index, sc.config_ids, sc.tflops, res.keys)
+    y, has = outcomes if outcomes is not None else gate.problem_outcomes(
+        sc.problem_index, sc.config_ids, sc.tflops, res.keys)
     keys = gate.apply(sc.problem_index, sc.config_ids, res.keys, gate.right_calls(y, has))
     eff = metrics.per_problem(sc.problem_index, sc.tflops, keys)["efficiency"].to_numpy()
     return {"mean": float(eff.mean()), "p10": float(np.percentile(eff, 10))}
