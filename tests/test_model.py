@@ -17,7 +17,7 @@ from tilepick.features import FEATURE_INDEX, FeatureSchemaError, candidate_ids, 
 from tilepick.hardware import profile
 from tilepick.model import ModelError, Predictor
 from tilepick.model import baselines, cv, dataset, metrics, nvmh
-from tilepick.model.booster import FastBooster, average, pack, read_model_text
+from tilepick.model.booster import FastBooster, average, interleave, pack, read_model_text
 from tilepick.model.objectives import OBJECTIVES
 from tilepick.model.ranking import cascade_keys, within_problem_rank
 from tilepick.model.search import compare_to_exhaustive, search
@@ -255,6 +255,8 @@ def test_seed_ensemble_ranker_is_the_mean_of_its_members(data_dir, tmp_path):
     np.testing.assert_allclose(shipped.predict(x, raw_score=True, num_iteration=2),
                                members[0].predict(x, raw_score=True, num_iteration=2) / 3,
                                rtol=1e-9, atol=1e-12)
+    meta = json.loads((out / "predictor.json").read_text())
+    assert meta["ensemble"]["fold_trees"] == 3 * opts.cascade.uncertainty_trees
     assert Predictor(out).rank(GemmProblem(256, 256, 256))
     with pytest.raises(ValueError, match="seed_ensemble"):
         TrainOptions(seed_ensemble=0)
@@ -650,6 +652,17 @@ def test_averaged_boosters_score_their_mean():
     assert average(parts[:1]) is parts[0]
     with pytest.raises(ValueError, match="single-output"):
         average([pack(parts[:2]), parts[2]])
+    # interleaved (the uncertainty pack's order): the first t iterations of every member
+    equal = [lgb.train({"verbose": -1, "num_leaves": 7, "seed": s, "bagging_fraction": 0.7,
+                        "bagging_freq": 1}, lgb.Dataset(x, y), 4) for s in range(3)]
+    mixed = interleave(average(equal), 3)
+    np.testing.assert_allclose(mixed.predict(x, raw_score=True),
+                               average(equal).predict(x, raw_score=True), rtol=1e-12, atol=1e-12)
+    first2 = np.mean([b.predict(x, raw_score=True, num_iteration=2) for b in equal], axis=0)
+    np.testing.assert_allclose(mixed.predict(x, raw_score=True, num_iteration=6), first2,
+                               rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="equal members"):
+        interleave(average(parts), 5)
 
 
 def test_packed_boosters_equal_their_parts():

@@ -30,7 +30,7 @@ except ImportError:
     lgb = None
 
 from tilepick.features import FeatureSpec, current_spec
-from tilepick.model.booster import pack, read_model_text, write_model_text
+from tilepick.model.booster import interleave, pack, read_model_text, write_model_text
 
 MODEL_FILE = "model.txt.gz"
 ENSEMBLE_FILE = "ensemble.txt.gz"
@@ -137,10 +137,13 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    # a seed ensemble's fold models keep the first trees of every member (interleave)
+    members = opts.seed_ensemble
+    folds = [interleave(m, members) for m in fold_models]
     sizes = {MODEL_FILE: _write_booster(final, out / MODEL_FILE),
              ENSEMBLE_FILE: _write_booster(
-                 pack(list(fold_models) + [scale] + ([gate] if gate is not None else []),
-                      [opts.cascade.uncertainty_trees] * len(fold_models) + [None]
+                 pack(folds + [scale] + ([gate] if gate is not None else []),
+                      [opts.cascade.uncertainty_trees * members] * len(folds) + [None]
                       + ([None] if gate is not None else [])),
                  out / ENSEMBLE_FILE)}
     dtype = ds.dtype
@@ -149,7 +152,7 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
         "objective": objective, "layouts": list(layouts),
         "cascade": opts.cascade.to_dict(), "calibration": calibration,
         "ensemble": {"fold_models": len(fold_models), "scale_column": len(fold_models),
-                     "fold_trees": opts.cascade.uncertainty_trees,
+                     "fold_trees": opts.cascade.uncertainty_trees * opts.seed_ensemble,
                      "scale_target": "log of the best measured TFLOP/s of the problem",
                      "gate_column": len(fold_models) + 1 if gate is not None else None,
                      "gate_target": "raw score > 0: cuBLAS beats the first Triton candidate"},

@@ -107,6 +107,27 @@ def average(boosters: list[lgb.Booster]) -> lgb.Booster:
     return lgb.Booster(model_str="\n".join(out))
 
 
+def interleave(booster: lgb.Booster, members: int) -> lgb.Booster:
+    """An :func:`average` of ``members`` equal-length boosters with its trees reordered
+    iteration by iteration (iteration 0 of every member, then 1, ...): the same scores, but
+    its first ``t * members`` trees are the mean of the members' first ``t`` trees, on the
+    scale of one member's. Why: the uncertainty pack keeps each fold model's first trees
+    (``CascadeSettings.uncertainty_trees``) and maps their score gaps through the ranker's
+    calibration; in :func:`average`'s order they would be the first member's trees divided
+    by ``members``, gaps too small by that factor."""
+    if members <= 1:
+        return booster
+    head, trees = _split_model_text(booster.model_to_string())
+    if len(trees) % members:
+        raise ValueError(f"{len(trees)} trees do not split into {members} equal members")
+    rounds = len(trees) // members
+    order = [j * rounds + i for i in range(rounds) for j in range(members)]
+    out = ["\n".join(ln for ln in head if not ln.startswith("tree_sizes=")).rstrip("\n") + "\n"]
+    out += [f"Tree={n}\n{trees[t]}" for n, t in enumerate(order)]
+    out.append("end of trees\n\npandas_categorical:null\n")
+    return lgb.Booster(model_str="\n".join(out))
+
+
 def pack(boosters: list[lgb.Booster], max_iterations: list[int | None] | None = None
          ) -> lgb.Booster:
     """One booster whose raw score has one column per input booster (same feature columns).
