@@ -161,6 +161,45 @@ def test_hybrid_explores_only_configs_predicted_near_the_best(tmp_path, frame, p
     assert set(catalog[:2]) | {"gemm.cublas"} <= benched
 
 
+class RoundsDevice(SimulatedDevice):
+    """A replay whose benchmarks have interleaved rounds: ``rounds[cid]`` per config."""
+
+    def __init__(self, rounds, **kw):
+        super().__init__(**kw)
+        self.rounds = rounds
+
+    def benchmark(self, problem, config_ids, *tensors):
+        out = super().benchmark(problem, config_ids, *tensors)
+        for cid, o in out.items():
+            if cid in self.rounds and o.status == "ok":
+                o.rounds_ms = tuple(self.rounds[cid])
+                o.ms = sorted(o.rounds_ms)[len(o.rounds_ms) // 2]
+        return out
+
+
+@pytest.mark.parametrize("keep, expect", [(True, "steady"), (False, "lucky")])
+def test_a_benchmark_replaces_cublas_only_with_a_candidate_faster_in_every_round(
+        tmp_path, frame, problem_rows, keep, expect):
+    p, rows = problem_rows
+    lucky, steady = [c for c in rows.config_id if c != "gemm.cublas"][:2]
+    # "lucky" has the best median but lost one round to cuBLAS (clock drift); "steady" beat
+    # cuBLAS in every round; the rule keeps the steady one, without it the lucky one wins
+    rounds = {"gemm.cublas": (1.00, 1.00, 1.20), lucky: (0.90, 0.91, 1.25),
+              steady: (0.95, 0.96, 1.10)}
+    dev = RoundsDevice(rounds, times=SimulatedDevice.from_frame(frame).times)
+    d = Dispatcher(mode="hybrid", device=dev, predictor=RankByList([lucky, steady],
+                                                                   uncertainty=0.0),
+                   user_db=None, system_db=None, hw=HW, env=ENV, k=2,
+                   keep_vendor_unless_every_round=keep)
+    assert d.decide(p, tensors_for(p)).config_id == {"steady": steady, "lucky": lucky}[expect]
+    # nothing beats cuBLAS in every round: cuBLAS stays
+    rounds[steady] = (0.95, 1.05, 1.10)
+    d2 = Dispatcher(mode="hybrid", device=RoundsDevice(rounds, times=dev.times),
+                    predictor=RankByList([lucky, steady], uncertainty=0.0), user_db=None,
+                    system_db=None, hw=HW, env=ENV, k=2)
+    assert d2.decide(p, tensors_for(p)).config_id == "gemm.cublas"
+
+
 def test_hybrid_k_grows_with_uncertainty(tmp_path, frame, problem_rows):
     p, rows = problem_rows
     order = list(rows.config_id)

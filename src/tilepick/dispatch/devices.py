@@ -21,6 +21,7 @@ class Outcome:
     ms: float | None
     status: str = "ok"          # ok | invalid | unmeasured
     reason: str = ""
+    rounds_ms: tuple = ()       # each interleaved round's median, where the device has rounds
 
 
 class Device:
@@ -69,7 +70,7 @@ class RealDevice(Device):
         for cid, r in interleaved(fns, rounds=self.rounds, warmup=0, reps=self.reps,
                                   max_ms=self.max_ms, min_reps=3).items():
             self.gpu_ms_spent += r.gpu_ms
-            outcomes[cid] = Outcome(r.ms)
+            outcomes[cid] = Outcome(r.ms, rounds_ms=tuple(r.rounds_ms))
         return outcomes
 
 
