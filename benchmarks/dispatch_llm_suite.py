@@ -251,11 +251,16 @@ def main():
         print("interrupted: summarising the problems done", flush=True)
     from tilepick.provenance import collect
 
+    # the rows once, final (the log above also holds the second pass's updates): the summary
+    # points at them rather than repeating them (the repository's upload limit)
+    log.close()
+    with open(os.path.join(args.out, "dispatch_llm_suite.jsonl"), "w") as fh:
+        fh.writelines(json.dumps(row) + "\n" for row in rows)
     result = {"provenance": collect(), "args": vars(args), "suite_problems": len(problems),
-              "warmup": warm_report,
-              **summarize(rows), "rows": rows}
+              "warmup": warm_report, **summarize(rows),
+              "rows_file": "dispatch_llm_suite.jsonl (one row a line)"}
     write_json(os.path.join(args.out, "dispatch_llm_suite.json"), result)
-    print(json.dumps({k: v for k, v in result.items() if k not in ("rows", "provenance")}, indent=1))
+    print(json.dumps({k: v for k, v in result.items() if k != "provenance"}, indent=1))
 
 
 if __name__ == "__main__":
