@@ -17,7 +17,8 @@ from tilepick.features import FEATURE_INDEX, FeatureSchemaError, candidate_ids, 
 from tilepick.hardware import profile
 from tilepick.model import ModelError, Predictor
 from tilepick.model import baselines, cv, dataset, metrics, nvmh
-from tilepick.model.booster import FastBooster, average, interleave, pack, read_model_text
+from tilepick.model.booster import (FastBooster, average, interleave, pack, prediction_text,
+                                    read_model_text, write_model_text)
 from tilepick.model.objectives import OBJECTIVES
 from tilepick.model.ranking import cascade_keys, within_problem_rank
 from tilepick.model.search import compare_to_exhaustive, search
@@ -663,6 +664,22 @@ def test_averaged_boosters_score_their_mean():
                                rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="equal members"):
         interleave(average(parts), 5)
+
+
+def test_prediction_text_scores_as_the_full_model(tmp_path):
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(400, 6))
+    x[:, 5] = rng.integers(0, 5, 400)
+    full = lgb.train({"verbose": -1, "num_leaves": 15}, lgb.Dataset(
+        x, x[:, 0] - x[:, 1] ** 2 + (x[:, 5] == 3), categorical_feature=[5]), 8)
+    text = full.model_to_string()
+    lean = prediction_text(text)
+    assert "split_gain=" in text and "split_gain=" not in lean and "tree_sizes=" not in lean
+    assert len(lean) < 0.8 * len(text)
+    np.testing.assert_array_equal(lgb.Booster(model_str=lean).predict(x, raw_score=True),
+                                  full.predict(x, raw_score=True))
+    write_model_text(full, tmp_path / "m.txt.gz")   # what artifacts write
+    assert read_model_text(tmp_path / "m.txt.gz") == lean
 
 
 def test_packed_boosters_equal_their_parts():
