@@ -195,12 +195,18 @@ class Dispatcher:
         """What exhaustive mode benchmarks: every applicable config (cuBLAS included)."""
         return [c.id for c in solvers.applicable_configs(problem, self.hw)]
 
+    @staticmethod
+    def _lead(ranked) -> tuple[float, float]:
+        """The first candidate's predicted TFLOP/s (NaN: none) and uncertainty (inf: unknown)."""
+        best_pred = ranked[0][1] if ranked[0][1] is not None else math.nan
+        unc = ranked[0][2] if ranked[0][2] is not None else math.inf
+        return best_pred, unc
+
     def top_k(self, ranked) -> list[str]:
         """The model's top-k, k grown to every candidate within two uncertainties of the best."""
         if not ranked:
             return []
-        best_pred = ranked[0][1] if ranked[0][1] is not None else math.nan
-        unc = ranked[0][2] if ranked[0][2] is not None else math.inf  # unknown: benchmark more
+        best_pred, unc = self._lead(ranked)   # unknown uncertainty: benchmark more
         k = self.k
         if math.isfinite(best_pred) and math.isfinite(unc):
             floor = best_pred * math.exp(-2.0 * unc)
@@ -212,12 +218,14 @@ class Dispatcher:
 
     def _explore_floor(self, ranked) -> float:
         """The predicted TFLOP/s an unseen config needs to be explored (0: any)."""
-        if not ranked or ranked[0][1] is None or not math.isfinite(ranked[0][1]):
+        if not ranked:
             return 0.0
-        unc = ranked[0][2] if ranked[0][2] is not None else math.inf
-        return ranked[0][1] * min(self.explore_rel, math.exp(-2.0 * unc))
+        best_pred, unc = self._lead(ranked)
+        if not math.isfinite(best_pred):
+            return 0.0
+        return best_pred * min(self.explore_rel, math.exp(-2.0 * unc))
 
-    def explored(self, problem: GemmProblem, taken: list[str], ranked=None) -> list[str]:
+    def explored(self, problem: GemmProblem, taken: list[str], ranked) -> list[str]:
         """Hybrid's extra candidates: the model's best ``explore`` configs outside its
         catalog (Predictor.outside_catalog) predicted near its best in the catalog (``ranked``,
         the catalog's ranking; :data:`EXPLORE_REL`), less those known to fail or already
@@ -235,7 +243,7 @@ class Dispatcher:
                 warnings.warn(f"tilepick: cannot explore outside the catalog for {problem.key()} "
                               f"({exc})", RuntimeWarning, stacklevel=3)
             return []
-        floor = self._explore_floor(ranked if ranked is not None else self.ranked(problem)[0])
+        floor = self._explore_floor(ranked)
         return [cid for cid, p, _ in extra if cid not in bad and cid not in taken
                 and (p is None or not p < floor)][:self.explore]
 

@@ -93,6 +93,16 @@ def _split_model_text(text: str) -> tuple[list[str], list[str]]:
     return head.split("\n"), [b.partition("\n")[2] for b in bodies]
 
 
+def _assemble(header: list[str], bodies: list[str]) -> lgb.Booster:
+    """A booster from header lines and tree bodies in order (renumbered; ``tree_sizes``, the
+    byte offsets of the original trees, dropped: LightGBM then parses the trees one by one)."""
+    head = "\n".join(ln for ln in header if not ln.startswith("tree_sizes="))
+    out = [head.rstrip("\n") + "\n"]
+    out += [f"Tree={i}\n{body}" for i, body in enumerate(bodies)]
+    out.append("end of trees\n\npandas_categorical:null\n")
+    return lgb.Booster(model_str="\n".join(out))
+
+
 def _scale_leaves(body: str, factor: float) -> str:
     """A tree body with its leaf values multiplied by ``factor`` (repr: exact round trip)."""
     lines = body.split("\n")
@@ -123,12 +133,8 @@ def average(boosters: list[lgb.Booster]) -> lgb.Booster:
     if outputs != {"num_tree_per_iteration=1"} or len({b.num_feature() for b in boosters}) != 1:
         raise ValueError("average takes single-output boosters over the same feature columns")
     factor = 1.0 / len(boosters)
-    header = [ln for ln in parts[0][0] if not ln.startswith("tree_sizes=")]
-    bodies = [_scale_leaves(body, factor) for _, trees in parts for body in trees]
-    out = ["\n".join(header).rstrip("\n") + "\n"]
-    out += [f"Tree={i}\n{body}" for i, body in enumerate(bodies)]
-    out.append("end of trees\n\npandas_categorical:null\n")
-    return lgb.Booster(model_str="\n".join(out))
+    return _assemble(parts[0][0], [_scale_leaves(body, factor) for _, trees in parts
+                                   for body in trees])
 
 
 def interleave(booster: lgb.Booster, members: int) -> lgb.Booster:
@@ -145,11 +151,8 @@ def interleave(booster: lgb.Booster, members: int) -> lgb.Booster:
     if len(trees) % members:
         raise ValueError(f"{len(trees)} trees do not split into {members} equal members")
     rounds = len(trees) // members
-    order = [j * rounds + i for i in range(rounds) for j in range(members)]
-    out = ["\n".join(ln for ln in head if not ln.startswith("tree_sizes=")).rstrip("\n") + "\n"]
-    out += [f"Tree={n}\n{trees[t]}" for n, t in enumerate(order)]
-    out.append("end of trees\n\npandas_categorical:null\n")
-    return lgb.Booster(model_str="\n".join(out))
+    return _assemble(head, [trees[j * rounds + i] for i in range(rounds)
+                            for j in range(members)])
 
 
 def pack(boosters: list[lgb.Booster], max_iterations: list[int | None] | None = None
@@ -180,17 +183,10 @@ def pack(boosters: list[lgb.Booster], max_iterations: list[int | None] | None = 
             line = f"num_tree_per_iteration={k}"
         elif line.startswith("objective="):
             line = f"objective=multiclass num_class:{k}"
-        elif line.startswith("tree_sizes="):
-            continue
         header.append(line)
     iters = max(len(trees) for _, trees in parts)
-    out = ["\n".join(header).rstrip("\n") + "\n"]
-    for t in range(iters):
-        for j, (_, trees) in enumerate(parts):
-            body = trees[t] if t < len(trees) else _CONSTANT_TREE
-            out.append(f"Tree={t * k + j}\n{body}")
-    out.append("end of trees\n\npandas_categorical:null\n")
-    return lgb.Booster(model_str="\n".join(out))
+    return _assemble(header, [trees[t] if t < len(trees) else _CONSTANT_TREE
+                              for t in range(iters) for _, trees in parts])
 
 
 class FastBooster:
