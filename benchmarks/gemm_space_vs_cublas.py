@@ -45,6 +45,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--processes", type=int, default=15)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--families", default="",
+                    help="comma-separated Triton families to screen (default: all)")
+    ap.add_argument("--name", default="", help="suffix of the output files")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args()
 
@@ -61,7 +64,8 @@ def main():
                 for m, n, k in parse_shapes(args.shapes)]
     per_problem = {}
     for p in problems:
-        cfgs = [c for c in solvers.applicable_configs(p) if not c.is_vendor]
+        fams = args.families.split(",") if args.families else None
+        cfgs = [c for c in solvers.applicable_configs(p, families=fams) if not c.is_vendor]
         if args.sample:
             cfgs = rng.sample(cfgs, min(args.sample, len(cfgs)))
         per_problem[p] = cfgs
@@ -105,7 +109,12 @@ def main():
                 screened.append((r.timing.ms, c))
                 best = min(best, r.timing.ms)
         screened.sort(key=lambda x: x[0])
-        finalists = [c for _, c in screened[:args.top]] + [cublas]
+        # each family's best screened config is a finalist too: the rounds compare families
+        family_best = {}
+        for _, c in screened:
+            family_best.setdefault(c.family, c)
+        finalists = list(dict.fromkeys([c for _, c in screened[:args.top]]
+                                       + list(family_best.values()))) + [cublas]
         inp = data.inputs
 
         def caller(c):
@@ -127,6 +136,9 @@ def main():
             "best_tflops": tf(med[best_id]) if best_id else None,
             "best_spread": ((max(rounds[best_id]) - min(rounds[best_id])) / min(rounds[best_id])) if best_id else None,
             "ratio_vs_cublas": (med["gemm.cublas"] / med[best_id]) if best_id else None,
+            "family_best": {f: {"config": c.id, "ms": med[c.id],
+                                "vs_cublas": med["gemm.cublas"] / med[c.id]}
+                            for f, c in family_best.items()},
             "configs": len(per_problem[p]), **{f"n_{k}": v for k, v in status.items()},
             "wrong_examples": wrong_examples,
             "finalists": {cid: {"median_ms": med[cid], "rounds_ms": rounds[cid]} for cid in rounds},
@@ -136,6 +148,8 @@ def main():
         print(f"{row['shape']:>18s} cuBLAS {row['cublas_tflops']:7.1f} TF/s  best {row['best_tflops'] or 0:7.1f} "
               f"TF/s  x{row['ratio_vs_cublas'] or 0:.3f}  {best_id}  ok={status['ok']} "
               f"invalid={status['invalid']} wrong={status['wrong']}  ({row['seconds']:.0f} s)", flush=True)
+        print("    by family: " + ", ".join(f"{f.split('.', 1)[1]} x{v['vs_cublas']:.3f}"
+                                          for f, v in row["family_best"].items()), flush=True)
         del data
         torch.cuda.empty_cache()
     ratios = [r["ratio_vs_cublas"] for r in rows if r["ratio_vs_cublas"]]
@@ -145,7 +159,7 @@ def main():
         "processes": args.processes, "median_s_per_binary": statistics.median(compile_secs),
         "binaries_per_s": binaries_of(compiled) / compile_wall if compile_wall else None},
         "rows": rows, "geomean_ratio_vs_cublas": geo, "total_s": time.time() - t_start}
-    name = f"space_vs_cublas_{args.dtype}_{args.layout}"
+    name = f"space_vs_cublas_{args.dtype}_{args.layout}{args.name}"
     write_json(os.path.join(args.out, name + ".json"), result)
     lines = ["| shape (MxNxK) | cuBLAS TFLOP/s | best Triton TFLOP/s | best / cuBLAS | best config | "
              "spread (best, cuBLAS) | target |", "|---|---|---|---|---|---|---|"]

@@ -55,6 +55,7 @@ SMALLEST_TOO = {
     "gemm.ptr": {"primes", "batch_odd", "odd_ld"},
     "gemm.splitk": {"primes", "m1"},
     "gemm.splitk_atomic": {"primes", "batch_odd"},
+    "gemm.splitk_fused": {"primes", "batch_odd", "odd_ld"},
     "gemm.tma": set(SHAPES),
     "gemm.tma_persistent": set(SHAPES),
     "gemm.tma_repack": set(SHAPES),
@@ -248,7 +249,10 @@ def _tensors_held(obj, depth=0, seen=None) -> list:
 # -- more specific kernel behaviour ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("family", ["gemm.splitk", "gemm.splitk_atomic"])
+SPLIT_FAMILIES = ["gemm.splitk", "gemm.splitk_atomic", "gemm.splitk_fused"]
+
+
+@pytest.mark.parametrize("family", SPLIT_FAMILIES)
 @pytest.mark.parametrize("split_k", [2, 4, 8, 16])
 def test_split_k_every_split(family, split_k):
     p = GemmProblem(16, 64, 1024, dtype="fp16")
@@ -256,13 +260,34 @@ def test_split_k_every_split(family, split_k):
     run_and_check(p, largest(configs))
 
 
-@pytest.mark.parametrize("family", ["gemm.splitk", "gemm.splitk_atomic"])
+@pytest.mark.parametrize("family", SPLIT_FAMILIES)
 def test_split_k_with_an_empty_split(family):
     # K = 5 blocks of 64 over 4 splits: 2 + 2 + 1 + 0 blocks
     p = GemmProblem(16, 64, 320, dtype="bf16", layout="cc")
     c = KernelConfig(family, 16, 64, 64, 8, 4, 3, 4)
     assert c in solvers.SOLVERS[family].configs(p)
     run_and_check(p, c)
+
+
+def test_split_k_fused_leaves_its_workspace_at_zero():
+    """The one-launch split-K keeps its fp32 workspace and tile counters between launches and
+    never clears them: every launch must leave them at zero, whatever its split count, tile
+    shape, batch or problem, and the next launch (a different problem on the same pair)
+    must still be right."""
+    solver = solvers.SOLVERS["gemm.splitk_fused"]
+    cases = [(GemmProblem(40, 96, 1000, dtype="fp16"), 8, 16),
+             (GemmProblem(21, 35, 700, batch=2, dtype="bf16", layout="rc"), 4, 32),
+             (GemmProblem(70, 33, 515, dtype="fp32", layout="cr"), 2, 64),
+             (GemmProblem(16, 64, 1024, dtype="fp8e4m3", layout="rc"), 16, 16)]
+    for p, split_k, block_m in cases:
+        c = largest([c for c in solver.configs(p)
+                     if c.split_k == split_k and c.block_m == block_m])
+        for seed in (0, 1):   # twice: the second finds what the first left
+            run_and_check(p, c, seed=seed)
+            ws, counters = solver.state.get(torch.device("cpu"), 0, 0)
+            assert int(torch.count_nonzero(ws)) == 0, f"{c.id} left partial sums behind"
+            assert int(torch.count_nonzero(counters)) == 0, f"{c.id} left a counter set"
+        assert ws.numel() >= p.batch * p.m * p.n
 
 
 def test_split_k_deterministic():

@@ -29,6 +29,8 @@ FAMILIES = {
     # before a family existed keep theirs (features.spec accepts such a model's shorter list)
     "gemm.gemv": "GEMV for decode steps (M <= 4, B K-contiguous): rows of B streamed with "
                  "16-byte loads into block_m rows of A, fp32 products, no tensor cores",
+    "gemm.splitk_fused": "split-K pointer kernel in one launch: fp32 atomics into a zero-kept "
+                         "workspace, the last program of a tile casts and re-zeroes it",
 }
 VENDOR_FAMILIES = ("gemm.cublas",)
 
@@ -58,6 +60,11 @@ SPACES: dict[str, dict[str, tuple]] = {
     "gemm.gemv": dict(block_m=(1, 2, 4), block_n=(1, 2, 4, 8),
                       block_k=(256, 512, 1024, 2048),
                       group_m=(1,), num_warps=(4, 8), num_stages=(1, 3), split_k=(1,)),
+    # skinny problems against a large weight (M <= 128): up to 128 rows of A in one tile, so
+    # the weight is read once, and up to 32 splits to fill the GPU
+    "gemm.splitk_fused": dict(block_m=(16, 32, 64, 128), block_n=(32, 64, 128, 256),
+                              block_k=(64, 128, 256), group_m=(8,), num_warps=(4, 8),
+                              num_stages=(3, 4, 5), split_k=(2, 4, 8, 16, 32)),
 }
 PARAM_NAMES = ("block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages", "split_k")
 

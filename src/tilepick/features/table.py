@@ -204,10 +204,12 @@ def _wave_eff(work, slots):
 
 def _splitk_ws_factor(c):
     """fp32 workspace traffic of split-K per output element and split: written per split then
-    reduced (deterministic), or zeroed, accumulated atomically and read back (atomic)."""
+    reduced (deterministic), or zeroed, accumulated atomically and read back (atomic), or
+    accumulated and exchanged back for zeros (fused: no clearing)."""
     det = _is(c, ("gemm.splitk",)) * 2 * c.split_k
     atomic = _is(c, ("gemm.splitk_atomic",)) * (c.split_k + 2)
-    return det + atomic
+    fused = _is(c, ("gemm.splitk_fused",)) * (c.split_k + 1)
+    return det + atomic + fused
 
 
 def _splitk_per_factor(c):

@@ -10,6 +10,10 @@ workspace slice; ``splitk_reduce`` sums them), 2 = atomic split-K (fp32 atomics 
 workspace; ``splitk_reduce`` with one slice casts it). The number of splits is the grid's second
 dimension, not a constexpr: split-K configs that differ only in it run one compiled binary
 (a sweep compiles ~20% fewer binaries; the split count costs one scalar division a program).
+
+``gemm_splitk_fused_kernel`` is split-K in a single launch (family ``gemm.splitk_fused``): the
+same tile loop (``ptr_partial``), with the partial sums meeting in a workspace that every
+launch leaves at zero.
 """
 
 import triton
@@ -21,19 +25,20 @@ _RUNTIME_INTS = ["M", "N", "K", "stride_ab", "stride_am", "stride_ak", "stride_b
                  "stride_bn", "stride_cb", "stride_cm", "stride_cn"]
 
 
-@triton.jit(do_not_specialize=_RUNTIME_INTS)
-def gemm_ptr_kernel(
-    a_ptr, b_ptr, c_ptr, ws_ptr, scale_a_ptr, scale_b_ptr,
-    M, N, K,
+@triton.jit
+def ptr_partial(
+    a_ptr, b_ptr, M, N, K,
     stride_ab, stride_am, stride_ak,
     stride_bb, stride_bk, stride_bn,
-    stride_cb, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr, SPLIT_MODE: tl.constexpr,
+    GROUP_M: tl.constexpr, SPLIT: tl.constexpr,
     A_ROW: tl.constexpr, B_ROW: tl.constexpr,
-    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_C: tl.constexpr, VEC_K: tl.constexpr,
-    EVEN_K: tl.constexpr, HAS_SCALE: tl.constexpr, PRECISION: tl.constexpr,
+    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_K: tl.constexpr,
+    EVEN_K: tl.constexpr, PRECISION: tl.constexpr,
 ):
+    """The fp32 product tile of this program (its 1/splits of K where SPLIT), with its tile
+    coordinates: the part every pointer-style kernel shares (``gemm_ptr_kernel`` and
+    ``gemm_splitk_fused_kernel`` differ only in where the tile goes)."""
     pid = tl.program_id(0)
     pid_k = tl.program_id(1)
     bid = tl.program_id(2).to(tl.int64)
@@ -46,7 +51,6 @@ def gemm_ptr_kernel(
     K = aligned(K, VEC_K)
     stride_ab = aligned(stride_ab, VEC_A)
     stride_bb = aligned(stride_bb, VEC_B)
-    stride_cb = aligned(stride_cb, VEC_C)
     if A_ROW:
         stride_ak = 1
         stride_am = aligned(stride_am, VEC_A)
@@ -67,10 +71,10 @@ def gemm_ptr_kernel(
     if B_ROW and VEC_B > 1:
         rn = tl.max_contiguous(tl.multiple_of(rn, VEC_B), VEC_B)
 
-    if SPLIT_MODE == 0:
-        k_per_split = tl.cdiv(K, BLOCK_K) * BLOCK_K
-    else:
+    if SPLIT:
         k_per_split = tl.cdiv(tl.cdiv(K, BLOCK_K), tl.num_programs(1)) * BLOCK_K
+    else:
+        k_per_split = tl.cdiv(K, BLOCK_K) * BLOCK_K
     k_start = pid_k * k_per_split
     k_len = tl.minimum(K - k_start, k_per_split)
     rk = tl.arange(0, BLOCK_K)
@@ -91,6 +95,29 @@ def gemm_ptr_kernel(
         acc = tl.dot(a, b, acc, input_precision=PRECISION)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
+    return acc, pid_m, pid_n
+
+
+@triton.jit(do_not_specialize=_RUNTIME_INTS)
+def gemm_ptr_kernel(
+    a_ptr, b_ptr, c_ptr, ws_ptr, scale_a_ptr, scale_b_ptr,
+    M, N, K,
+    stride_ab, stride_am, stride_ak,
+    stride_bb, stride_bk, stride_bn,
+    stride_cb, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr, SPLIT_MODE: tl.constexpr,
+    A_ROW: tl.constexpr, B_ROW: tl.constexpr,
+    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_C: tl.constexpr, VEC_K: tl.constexpr,
+    EVEN_K: tl.constexpr, HAS_SCALE: tl.constexpr, PRECISION: tl.constexpr,
+):
+    acc, pid_m, pid_n = ptr_partial(
+        a_ptr, b_ptr, M, N, K, stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
+        BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_MODE != 0, A_ROW, B_ROW, VEC_A, VEC_B, VEC_K,
+        EVEN_K, PRECISION)
+    bid = tl.program_id(2).to(tl.int64)
+    pid_k = tl.program_id(1)
+    stride_cb = aligned(stride_cb, VEC_C)
 
     om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -129,3 +156,57 @@ def splitk_reduce_kernel(ws_ptr, c_ptr, scale_a_ptr, scale_b_ptr, M, N, stride_c
     col = r % N
     tl.store(c_ptr + b * stride_cb + row * stride_cm + col, acc.to(c_ptr.dtype.element_ty),
              mask=mask)
+
+
+@triton.jit(do_not_specialize=_RUNTIME_INTS)
+def gemm_splitk_fused_kernel(
+    a_ptr, b_ptr, c_ptr, ws_ptr, cnt_ptr, scale_a_ptr, scale_b_ptr,
+    M, N, K,
+    stride_ab, stride_am, stride_ak,
+    stride_bb, stride_bk, stride_bn,
+    stride_cb, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    A_ROW: tl.constexpr, B_ROW: tl.constexpr,
+    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_C: tl.constexpr, VEC_K: tl.constexpr,
+    EVEN_K: tl.constexpr, HAS_SCALE: tl.constexpr, PRECISION: tl.constexpr,
+):
+    """Split-K in one launch: the S programs of an output tile (S = the grid's second
+    dimension) add their fp32 partials into a workspace that is zero before the launch; the
+    last of them (an acq_rel ticket counter per tile) takes the sum back with atomic exchanges
+    that leave zeros behind, scales and casts it into C, and resets its counter. Nothing is
+    cleared before the next launch and nothing is reduced after it.
+
+    Why: on skinny problems (M <= 128 against a large weight) a GEMM reads the weight once at
+    the memory's speed, and split-K is how the grid gets enough programs to keep the memory
+    busy; the atomic family pays a clearing launch and a cast launch around the GEMM (a few
+    microseconds each, on kernels of 15-60 us). The workspace and counters belong to the
+    solver, one pair per device and stream (``solvers.triton_gemm.ZeroKept``).
+    """
+    acc, pid_m, pid_n = ptr_partial(
+        a_ptr, b_ptr, M, N, K, stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
+        BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, True, A_ROW, B_ROW, VEC_A, VEC_B, VEC_K,
+        EVEN_K, PRECISION)
+    bid = tl.program_id(2).to(tl.int64)
+    om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (om[:, None] < M) & (on[None, :] < N)
+    # workspace [batch, M, N] fp32, contiguous; one counter per (batch, output tile)
+    w_ptrs = ws_ptr + bid * M * N + om[:, None] * N + on[None, :]
+    tl.atomic_add(w_ptrs, acc, mask=mask, sem="relaxed")
+    tl.debug_barrier()   # every thread's adds are issued before the ticket is taken
+    counter = cnt_ptr + bid * tl.num_programs(0) + tl.program_id(0)
+    ticket = tl.atomic_add(counter, 1, sem="acq_rel")
+    if ticket == tl.num_programs(1) - 1:
+        # exchanges read the sums at L2 (where the adds landed) and leave the zeros behind;
+        # as int32 bits (0 is +0.0), which every backend exchanges, the interpreter included
+        bits = tl.atomic_xchg(w_ptrs.to(tl.pointer_type(tl.int32)),
+                              tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32), mask=mask,
+                              sem="relaxed")
+        total = bits.to(tl.float32, bitcast=True)
+        total = scale_epilogue(total, scale_a_ptr, scale_b_ptr, HAS_SCALE)
+        stride_cb = aligned(stride_cb, VEC_C)
+        stride_cm = aligned(stride_cm, VEC_C)
+        c_ptrs = c_ptr + bid * stride_cb + om[:, None] * stride_cm + on[None, :]
+        tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=mask)
+        tl.atomic_xchg(counter, 0, sem="relaxed")

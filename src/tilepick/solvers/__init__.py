@@ -9,12 +9,12 @@ from tilepick.runtime import require_device
 from tilepick.solvers.base import ConfigInvalidError, NotApplicableError, Solver
 from tilepick.solvers.cublas import CublasSolver
 from tilepick.solvers.triton_gemm import (GemvSolver, PointerSolver, SplitKAtomicSolver,
-                                          SplitKSolver, TmaPersistentSolver, TmaRepackSolver,
-                                          TmaSolver)
+                                          SplitKFusedSolver, SplitKSolver, TmaPersistentSolver,
+                                          TmaRepackSolver, TmaSolver)
 
 SOLVERS: dict[str, Solver] = {s.family: s for s in (
     PointerSolver(), TmaSolver(), TmaPersistentSolver(), TmaRepackSolver(), SplitKSolver(), SplitKAtomicSolver(),
-    CublasSolver(), GemvSolver())}   # a family added later goes last: orders stay stable
+    CublasSolver(), GemvSolver(), SplitKFusedSolver())}   # a family added later goes last: orders stay stable
 
 __all__ = ["SOLVERS", "Solver", "solver_for", "applicable_configs", "NotApplicableError",
            "ConfigInvalidError", "launch", "bind"]

@@ -7,6 +7,7 @@ computed once and cached: a repeated shape pays for a dictionary lookup, not for
 from __future__ import annotations
 
 import functools
+import threading
 from dataclasses import dataclass
 
 from tilepick.config import SPACES, KernelConfig
@@ -345,6 +346,103 @@ class SplitKSolver(PointerSolver):
 class SplitKAtomicSolver(PointerSolver):
     family = "gemm.splitk_atomic"
     split_mode = 2
+
+
+class ZeroKept:
+    """fp32 workspaces and int32 counters that every launch of a one-launch split-K kernel
+    leaves at zero, one pair per (device, stream): launches on one stream run in order, so
+    each finds them zero; launches on two streams never share them. A larger problem gets a
+    new zeroed pair (the old one goes back to PyTorch's allocator, which reuses memory in its
+    stream's order)."""
+
+    def __init__(self, family: str):
+        self.family = family
+        self._pairs: dict = {}
+        self._lock = threading.Lock()
+
+    def get(self, device, ws_elems: int, counters: int):
+        import torch
+
+        if device.type == "cuda":
+            if torch.cuda.is_current_stream_capturing():
+                # a captured graph replayed on another stream would share the pair with the
+                # launches there: never a wrong sum, so never in a graph
+                raise ConfigInvalidError(f"{self.family} keeps per-stream state between "
+                                         "launches and is not used inside CUDA graph capture")
+            key = (device.index, torch.cuda.current_stream(device).cuda_stream)
+        else:
+            key = (str(device), 0)
+        pair = self._pairs.get(key)
+        if pair is None or pair[0].numel() < ws_elems or pair[1].numel() < counters:
+            with self._lock:
+                pair = self._pairs.get(key)
+                if pair is None or pair[0].numel() < ws_elems or pair[1].numel() < counters:
+                    old = (0, 0) if pair is None else (pair[0].numel(), pair[1].numel())
+                    pair = (torch.zeros(max(ws_elems, old[0]), device=device, dtype=torch.float32),
+                            torch.zeros(max(counters, old[1]), device=device, dtype=torch.int32))
+                    self._pairs[key] = pair
+        return pair
+
+
+# the one store of the fused family's pairs: a module global, so prepared launches look it up
+# at call time and hold no tensors of their own
+_SPLITK_FUSED_STATE = ZeroKept("gemm.splitk_fused")
+
+
+class SplitKFusedSolver(PointerSolver):
+    """Split-K in one launch (``kernels.gemm_ptr.gemm_splitk_fused_kernel``): the partials
+    meet in a zero-kept workspace (:class:`ZeroKept`) and the last program of each tile casts,
+    so there is no clearing launch and no reduction launch. Refused inside CUDA graph capture
+    (the dispatcher then runs the next candidate)."""
+
+    family = "gemm.splitk_fused"
+    split_mode = 3
+    state = _SPLITK_FUSED_STATE
+
+    def workspace(self, problem, config) -> int:
+        # kept between launches (per device and stream), not allocated per call
+        p = problem
+        return 4 * p.batch * p.m * p.n + 4 * self.plan(p, config).grid[0] * p.batch
+
+    @functools.lru_cache(maxsize=65536)
+    def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
+        p, c = problem, config
+        constexprs = dict(
+            BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k, GROUP_M=c.group_m,
+            A_ROW=p.a_row_major, B_ROW=p.b_row_major, **_alignment_hints(p, c.block_k),
+            HAS_SCALE=p.dtype is DType.FP8, PRECISION=_precision(p),
+            num_warps=c.num_warps, num_stages=c.num_stages)
+        grid = (cdiv(p.m, c.block_m) * cdiv(p.n, c.block_n), c.split_k, p.batch)
+        return LaunchPlan(grid, tuple(sorted(constexprs.items())))
+
+    def _fused_args(self, p: GemmProblem, c: KernelConfig, a, b, out):
+        (grid, args, kw), _ = self._static(p, c, a, b, out, False)
+        return grid, args, kw, p.batch * p.m * p.n, grid[0] * p.batch
+
+    def kernels(self, problem, config):
+        return [("gemm_splitk_fused_kernel", self.plan(problem, config).constexprs)]
+
+    def calls(self, p, c, a, b, out, scale_a, scale_b):
+        from tilepick.kernels.gemm_ptr import gemm_splitk_fused_kernel
+
+        grid, args, kw, ws_elems, counters = self._fused_args(p, c, a, b, out)
+        ws, cnt = self.state.get(a.device, ws_elems, counters)
+        return [(gemm_splitk_fused_kernel, grid, (a, b, out, ws, cnt, scale_a, scale_b, *args),
+                 kw)]
+
+    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        from tilepick.kernels.gemm_ptr import gemm_splitk_fused_kernel
+
+        patch_interpreter()
+        grid, args, kw, ws_elems, counters = self._fused_args(problem, config, _as3d(a),
+                                                              _as3d(b), _as3d(out))
+        gemm = DirectLaunch(gemm_splitk_fused_kernel, grid, kw, guarded=7)
+
+        def run(a, b, out, scale_a=None, scale_b=None):
+            ws, cnt = _SPLITK_FUSED_STATE.get(a.device, ws_elems, counters)
+            gemm(a, b, out, ws, cnt, scale_a, scale_b, *args)
+            return out
+        return run
 
 
 class TmaSolver(TritonGemmSolver):
