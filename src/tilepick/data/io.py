@@ -101,4 +101,5 @@ def write_json(path: str | os.PathLike | None, obj) -> None:
     import json
 
     if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(obj, indent=1) + "\n")
