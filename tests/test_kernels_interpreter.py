@@ -56,6 +56,7 @@ SMALLEST_TOO = {
     "gemm.splitk": {"primes", "m1"},
     "gemm.splitk_atomic": {"primes", "batch_odd"},
     "gemm.splitk_fused": {"primes", "batch_odd", "odd_ld"},
+    "gemm.tma_splitk": {"aligned", "batch", "padded_ld"},
     "gemm.tma": set(SHAPES),
     "gemm.tma_persistent": set(SHAPES),
     "gemm.tma_repack": set(SHAPES),
@@ -252,7 +253,7 @@ def _tensors_held(obj, depth=0, seen=None) -> list:
 SPLIT_FAMILIES = ["gemm.splitk", "gemm.splitk_atomic", "gemm.splitk_fused"]
 
 
-@pytest.mark.parametrize("family", SPLIT_FAMILIES)
+@pytest.mark.parametrize("family", [*SPLIT_FAMILIES, "gemm.tma_splitk"])
 @pytest.mark.parametrize("split_k", [2, 4, 8, 16])
 def test_split_k_every_split(family, split_k):
     p = GemmProblem(16, 64, 1024, dtype="fp16")
@@ -269,17 +270,29 @@ def test_split_k_with_an_empty_split(family):
     run_and_check(p, c)
 
 
+@pytest.mark.parametrize("layout", ["rr", "cc"])
+def test_tma_split_k_with_an_empty_split(layout):
+    # K = 5 blocks of 64 over 4 splits: 2 + 2 + 1 + 0 blocks; a partial tile in M and N
+    p = GemmProblem(48, 80, 320, dtype="fp16", layout=layout)
+    c = KernelConfig("gemm.tma_splitk", 64, 64, 64, 8, 4, 3, 4)
+    assert c in solvers.SOLVERS["gemm.tma_splitk"].configs(p)
+    run_and_check(p, c)
+
+
 def test_split_k_fused_leaves_its_workspace_at_zero():
     """The one-launch split-K keeps its fp32 workspace and tile counters between launches and
     never clears them: every launch must leave them at zero, whatever its split count, tile
     shape, batch or problem, and the next launch (a different problem on the same pair)
     must still be right."""
-    solver = solvers.SOLVERS["gemm.splitk_fused"]
-    cases = [(GemmProblem(40, 96, 1000, dtype="fp16"), 8, 16),
-             (GemmProblem(21, 35, 700, batch=2, dtype="bf16", layout="rc"), 4, 32),
-             (GemmProblem(70, 33, 515, dtype="fp32", layout="cr"), 2, 64),
-             (GemmProblem(16, 64, 1024, dtype="fp8e4m3", layout="rc"), 16, 16)]
-    for p, split_k, block_m in cases:
+    fused, tma = "gemm.splitk_fused", "gemm.tma_splitk"   # they share the workspace
+    cases = [(fused, GemmProblem(40, 96, 1000, dtype="fp16"), 8, 16),
+             (tma, GemmProblem(48, 80, 1024, batch=2, dtype="fp16", layout="rc"), 4, 64),
+             (fused, GemmProblem(21, 35, 700, batch=2, dtype="bf16", layout="rc"), 4, 32),
+             (tma, GemmProblem(64, 64, 512, dtype="fp32", layout="cr"), 8, 64),
+             (fused, GemmProblem(70, 33, 515, dtype="fp32", layout="cr"), 2, 64),
+             (fused, GemmProblem(16, 64, 1024, dtype="fp8e4m3", layout="rc"), 16, 16)]
+    for family, p, split_k, block_m in cases:
+        solver = solvers.SOLVERS[family]
         c = largest([c for c in solver.configs(p)
                      if c.split_k == split_k and c.block_m == block_m])
         for seed in (0, 1):   # twice: the second finds what the first left

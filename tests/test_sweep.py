@@ -44,7 +44,7 @@ def triton_families(problem):
 def test_sample_configs_keeps_every_family_and_is_deterministic():
     fams = triton_families(WIDE)
     assert fams == {"gemm.ptr", "gemm.tma", "gemm.tma_persistent", "gemm.splitk",
-                    "gemm.splitk_atomic", "gemm.splitk_fused"}
+                    "gemm.splitk_atomic", "gemm.splitk_fused", "gemm.tma_splitk"}
     everything = [c for c in solvers.applicable_configs(WIDE) if not c.is_vendor]
     for n in (len(fams), 7, 12, 40):
         chosen = sample_configs(WIDE, n, random.Random(3))

@@ -31,6 +31,8 @@ FAMILIES = {
                  "16-byte loads into block_m rows of A, fp32 products, no tensor cores",
     "gemm.splitk_fused": "split-K pointer kernel in one launch: fp32 atomics into a zero-kept "
                          "workspace, the last program of a tile casts and re-zeroes it",
+    "gemm.tma_splitk": "Hopper TMA kernel split over K in one launch (the partials meet as in "
+                       "gemm.splitk_fused; the last program stores through the copy engine)",
 }
 VENDOR_FAMILIES = ("gemm.cublas",)
 
@@ -65,6 +67,10 @@ SPACES: dict[str, dict[str, tuple]] = {
     "gemm.splitk_fused": dict(block_m=(16, 32, 64, 128), block_n=(32, 64, 128, 256),
                               block_k=(64, 128, 256), group_m=(8,), num_warps=(4, 8),
                               num_stages=(3, 4, 5), split_k=(2, 4, 8, 16, 32)),
+    # M = 64-256 against a large weight: wgmma tiles fed by TMA, K split to fill the SMs
+    "gemm.tma_splitk": dict(block_m=(64, 128), block_n=(64, 128, 256), block_k=(64, 128),
+                            group_m=(8,), num_warps=(4, 8), num_stages=(3, 4, 5),
+                            split_k=(2, 4, 8, 16)),
 }
 PARAM_NAMES = ("block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages", "split_k")
 

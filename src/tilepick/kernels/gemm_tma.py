@@ -73,3 +73,52 @@ def gemm_tma_persistent_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr,
         pid_m, pid_n = grouped_tile(tile % tiles_per_batch, num_pid_m, num_pid_n, GROUP_M)
         _tile(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, bid, pid_m, pid_n, K, BLOCK_M,
               BLOCK_N, BLOCK_K, A_ROW, B_ROW, HAS_SCALE, PRECISION)
+
+
+@triton.jit(do_not_specialize=["M", "N", "K"])
+def gemm_tma_splitk_kernel(a_desc, b_desc, c_desc, ws_ptr, cnt_ptr, scale_a_ptr, scale_b_ptr,
+                           M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                           BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, A_ROW: tl.constexpr,
+                           B_ROW: tl.constexpr, HAS_SCALE: tl.constexpr,
+                           PRECISION: tl.constexpr):
+    """Split-K over TMA loads in one launch: the S programs of a tile (S = the grid's second
+    dimension) each multiply 1/S of K and meet as ``gemm_splitk_fused_kernel``'s do (fp32
+    adds into a zero-kept workspace; the last one exchanges the sum back for zeros, scales
+    it and stores the tile through the copy engine). Why: at M = 64-256 against a large
+    weight the output has too few tiles to occupy the SMs (128 x 8192: 64 tiles of 128 x 128
+    on 132 SMs), so each program must stream more of the weight than one SM can."""
+    pid = tl.program_id(0)
+    pid_k = tl.program_id(1)
+    bid = tl.program_id(2)
+    pid_m, pid_n = grouped_tile(pid, tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    k_per = tl.cdiv(tl.cdiv(K, BLOCK_K), tl.num_programs(1)) * BLOCK_K
+    k_start = pid_k * k_per
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for off_k in range(k_start, tl.minimum(k_start + k_per, K), BLOCK_K):
+        if A_ROW:
+            a = a_desc.load([bid, off_m, off_k]).reshape(BLOCK_M, BLOCK_K)
+        else:
+            a = a_desc.load([bid, off_k, off_m]).reshape(BLOCK_K, BLOCK_M).T
+        if B_ROW:
+            b = b_desc.load([bid, off_k, off_n]).reshape(BLOCK_K, BLOCK_N)
+        else:
+            b = b_desc.load([bid, off_n, off_k]).reshape(BLOCK_N, BLOCK_K).T
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+    om = off_m + tl.arange(0, BLOCK_M)
+    on = off_n + tl.arange(0, BLOCK_N)
+    mask = (om[:, None] < M) & (on[None, :] < N)
+    w_ptrs = ws_ptr + bid.to(tl.int64) * M * N + om[:, None] * N + on[None, :]
+    tl.atomic_add(w_ptrs, acc, mask=mask, sem="relaxed")
+    tl.debug_barrier()   # every thread's adds are issued before the ticket is taken
+    counter = cnt_ptr + bid * tl.num_programs(0) + pid
+    ticket = tl.atomic_add(counter, 1, sem="acq_rel")
+    if ticket == tl.num_programs(1) - 1:
+        bits = tl.atomic_xchg(w_ptrs.to(tl.pointer_type(tl.int32)),
+                              tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32), mask=mask,
+                              sem="relaxed")
+        total = scale_epilogue(bits.to(tl.float32, bitcast=True), scale_a_ptr, scale_b_ptr,
+                               HAS_SCALE)
+        c_desc.store([bid, off_m, off_n], total.to(c_desc.dtype).reshape(1, BLOCK_M, BLOCK_N))
+        tl.atomic_xchg(counter, 0, sem="relaxed")

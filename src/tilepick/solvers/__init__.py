@@ -10,11 +10,12 @@ from tilepick.solvers.base import ConfigInvalidError, NotApplicableError, Solver
 from tilepick.solvers.cublas import CublasSolver
 from tilepick.solvers.triton_gemm import (GemvSolver, PointerSolver, SplitKAtomicSolver,
                                           SplitKFusedSolver, SplitKSolver, TmaPersistentSolver,
-                                          TmaRepackSolver, TmaSolver)
+                                          TmaRepackSolver, TmaSolver, TmaSplitKSolver)
 
 SOLVERS: dict[str, Solver] = {s.family: s for s in (
     PointerSolver(), TmaSolver(), TmaPersistentSolver(), TmaRepackSolver(), SplitKSolver(), SplitKAtomicSolver(),
-    CublasSolver(), GemvSolver(), SplitKFusedSolver())}   # a family added later goes last: orders stay stable
+    CublasSolver(), GemvSolver(), SplitKFusedSolver(),
+    TmaSplitKSolver())}   # a family added later goes last: orders stay stable
 
 __all__ = ["SOLVERS", "Solver", "solver_for", "applicable_configs", "NotApplicableError",
            "ConfigInvalidError", "launch", "bind"]

@@ -355,8 +355,7 @@ class ZeroKept:
     new zeroed pair (the old one goes back to PyTorch's allocator, which reuses memory in its
     stream's order)."""
 
-    def __init__(self, family: str):
-        self.family = family
+    def __init__(self):
         self._pairs: dict = {}
         self._lock = threading.Lock()
 
@@ -367,7 +366,7 @@ class ZeroKept:
             if torch.cuda.is_current_stream_capturing():
                 # a captured graph replayed on another stream would share the pair with the
                 # launches there: never a wrong sum, so never in a graph
-                raise ConfigInvalidError(f"{self.family} keeps per-stream state between "
+                raise ConfigInvalidError("split-K in one launch keeps per-stream state between "
                                          "launches and is not used inside CUDA graph capture")
             key = (device.index, torch.cuda.current_stream(device).cuda_stream)
         else:
@@ -384,9 +383,10 @@ class ZeroKept:
         return pair
 
 
-# the one store of the fused family's pairs: a module global, so prepared launches look it up
-# at call time and hold no tensors of their own
-_SPLITK_FUSED_STATE = ZeroKept("gemm.splitk_fused")
+# the one store of the one-launch split-K families' pairs (each launch leaves its pair at zero,
+# so the families share it): a module global, so prepared launches look it up at call time
+# and hold no tensors of their own
+_ZERO_KEPT = ZeroKept()
 
 
 class SplitKFusedSolver(PointerSolver):
@@ -397,7 +397,7 @@ class SplitKFusedSolver(PointerSolver):
 
     family = "gemm.splitk_fused"
     split_mode = 3
-    state = _SPLITK_FUSED_STATE
+    state = _ZERO_KEPT
 
     def workspace(self, problem, config) -> int:
         # kept between launches (per device and stream), not allocated per call
@@ -439,7 +439,7 @@ class SplitKFusedSolver(PointerSolver):
         gemm = DirectLaunch(gemm_splitk_fused_kernel, grid, kw, guarded=7)
 
         def run(a, b, out, scale_a=None, scale_b=None):
-            ws, cnt = _SPLITK_FUSED_STATE.get(a.device, ws_elems, counters)
+            ws, cnt = _ZERO_KEPT.get(a.device, ws_elems, counters)
             gemm(a, b, out, ws, cnt, scale_a, scale_b, *args)
             return out
         return run
@@ -537,6 +537,63 @@ class TmaSolver(TritonGemmSolver):
 class TmaPersistentSolver(TmaSolver):
     family = "gemm.tma_persistent"
     persistent = True
+
+
+class TmaSplitKSolver(TmaSolver):
+    """TMA loads split over K in one launch (``kernels.gemm_tma.gemm_tma_splitk_kernel``): the
+    partials meet in the zero-kept workspace of :class:`SplitKFusedSolver`, and the last
+    program of each tile stores it through the copy engine. Refused inside CUDA graph
+    capture."""
+
+    family = "gemm.tma_splitk"
+    split_mode = 3
+    state = _ZERO_KEPT
+
+    def workspace(self, problem, config) -> int:
+        p = problem   # kept between launches (per device and stream), not allocated per call
+        return 4 * p.batch * p.m * p.n + 4 * self.plan(p, config).grid[0] * p.batch
+
+    @functools.lru_cache(maxsize=65536)
+    def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
+        base = super().plan(problem, config)   # the TMA plan, one program per tile
+        tiles, _, batch = base.grid
+        return LaunchPlan((tiles, config.split_k, batch), base.constexprs)
+
+    def kernels(self, problem, config):
+        return [("gemm_tma_splitk_kernel", self.plan(problem, config).constexprs)]
+
+    def _split_args(self, p: GemmProblem, c: KernelConfig):
+        plan = self.plan(p, c)
+        return plan, p.batch * p.m * p.n, plan.grid[0] * p.batch
+
+    def calls(self, p, c, a, b, out, scale_a, scale_b):
+        from tilepick.kernels.gemm_tma import gemm_tma_splitk_kernel
+
+        plan, ws_elems, counters = self._split_args(p, c)
+        ws, cnt = _ZERO_KEPT.get(a.device, ws_elems, counters)
+        return [(gemm_tma_splitk_kernel, plan.grid,
+                 (*self.descriptors(p, c, a, b, out), ws, cnt, scale_a, scale_b, p.m, p.n, p.k),
+                 plan.kwargs)]
+
+    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        from tilepick.kernels.gemm_tma import gemm_tma_splitk_kernel
+
+        patch_interpreter()
+        p, c = problem, config
+        plan, ws_elems, counters = self._split_args(p, c)
+        templates = self.descriptors(p, c, _as3d(a), _as3d(b), _as3d(out))  # validated once
+        for t in templates:
+            t.base = None
+        da, db, dc = templates
+        gemm = DirectLaunch(gemm_tma_splitk_kernel, plan.grid, plan.kwargs, guarded=7)
+        sizes = (p.m, p.n, p.k)
+
+        def run(a, b, out, scale_a=None, scale_b=None):
+            ws, cnt = _ZERO_KEPT.get(a.device, ws_elems, counters)
+            gemm(_clone_descriptor(da, a), _clone_descriptor(db, b), _clone_descriptor(dc, out),
+                 ws, cnt, scale_a, scale_b, *sizes)
+            return out
+        return run
 
 
 def _padded_ld(ld: int, itemsize: int) -> int:
