@@ -109,13 +109,13 @@ SAME_SPEED: dict[str, tuple[str, ...]] = {
     # were larger than any effect). The other kernels' files are byte-identical.
     "f1b58e60b33ec825": ("83b3ec04b34ee491",),
     # session 20: two families added, each a kernel appended to an existing file
-    # (gemm.splitk_fused in kernels/gemm_ptr.py, gemm.tma_splitk in kernels/gemm_tma.py, whose
-    # earlier kernels' text is unchanged); gemm_ptr_kernel's tile loop moved unchanged into a
-    # jit helper both pointer kernels call (ptr_partial). Compiled for sm_90 on the CPU
-    # (benchmarks/ptx_ab.py, 32 constexpr sets of splits 0 and 2), the PTX code differs only in
-    # empty labels and, without split-K, in where the epilogue waits for the last cp.async
-    # group (a few integer instructions earlier).
-    "39d1873f568f04e5": ("f1b58e60b33ec825",),
+    # (gemm.splitk_fused in kernels/gemm_ptr.py, gemm.tma_splitk in kernels/gemm_tma.py); the
+    # earlier kernels' shared parts moved unchanged into jit helpers the new kernels call too
+    # (ptr_partial: gemm_ptr_kernel's tile loop; _k_step: one TMA K step). Compiled for sm_90
+    # on the CPU (benchmarks/ptx_ab.py): the TMA kernels' PTX code is identical but for empty
+    # labels (16 sets); the pointer kernel's too with split-K (16 sets), and without it the
+    # epilogue waits for the last cp.async group a few integer instructions earlier (16 sets).
+    "ee870dcb3a741346": ("f1b58e60b33ec825",),
 }
 
 

@@ -13,21 +13,29 @@ from tilepick.kernels.common import grouped_tile, scale_epilogue
 
 
 @triton.jit
+def _k_step(a_desc, b_desc, acc, bid, off_m, off_n, off_k, BLOCK_M: tl.constexpr,
+            BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_ROW: tl.constexpr,
+            B_ROW: tl.constexpr, PRECISION: tl.constexpr):
+    """One K step of a tile: both boxes through the copy engine, any layout, one dot."""
+    if A_ROW:
+        a = a_desc.load([bid, off_m, off_k]).reshape(BLOCK_M, BLOCK_K)
+    else:
+        a = a_desc.load([bid, off_k, off_m]).reshape(BLOCK_K, BLOCK_M).T
+    if B_ROW:
+        b = b_desc.load([bid, off_k, off_n]).reshape(BLOCK_K, BLOCK_N)
+    else:
+        b = b_desc.load([bid, off_n, off_k]).reshape(BLOCK_N, BLOCK_K).T
+    return tl.dot(a, b, acc, input_precision=PRECISION)
+
+
+@triton.jit
 def _tile_product(a_desc, b_desc, bid, off_m, off_n, K, BLOCK_M: tl.constexpr,
                   BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_ROW: tl.constexpr,
                   B_ROW: tl.constexpr, PRECISION: tl.constexpr):
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for ki in range(0, tl.cdiv(K, BLOCK_K)):
-        off_k = ki * BLOCK_K
-        if A_ROW:
-            a = a_desc.load([bid, off_m, off_k]).reshape(BLOCK_M, BLOCK_K)
-        else:
-            a = a_desc.load([bid, off_k, off_m]).reshape(BLOCK_K, BLOCK_M).T
-        if B_ROW:
-            b = b_desc.load([bid, off_k, off_n]).reshape(BLOCK_K, BLOCK_N)
-        else:
-            b = b_desc.load([bid, off_n, off_k]).reshape(BLOCK_N, BLOCK_K).T
-        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        acc = _k_step(a_desc, b_desc, acc, bid, off_m, off_n, ki * BLOCK_K, BLOCK_M, BLOCK_N,
+                      BLOCK_K, A_ROW, B_ROW, PRECISION)
     return acc
 
 
@@ -97,15 +105,8 @@ def gemm_tma_splitk_kernel(a_desc, b_desc, c_desc, ws_ptr, cnt_ptr, scale_a_ptr,
     k_start = pid_k * k_per
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for off_k in range(k_start, tl.minimum(k_start + k_per, K), BLOCK_K):
-        if A_ROW:
-            a = a_desc.load([bid, off_m, off_k]).reshape(BLOCK_M, BLOCK_K)
-        else:
-            a = a_desc.load([bid, off_k, off_m]).reshape(BLOCK_K, BLOCK_M).T
-        if B_ROW:
-            b = b_desc.load([bid, off_k, off_n]).reshape(BLOCK_K, BLOCK_N)
-        else:
-            b = b_desc.load([bid, off_n, off_k]).reshape(BLOCK_N, BLOCK_K).T
-        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        acc = _k_step(a_desc, b_desc, acc, bid, off_m, off_n, off_k, BLOCK_M, BLOCK_N, BLOCK_K,
+                      A_ROW, B_ROW, PRECISION)
     om = off_m + tl.arange(0, BLOCK_M)
     on = off_n + tl.arange(0, BLOCK_N)
     mask = (om[:, None] < M) & (on[None, :] < N)
