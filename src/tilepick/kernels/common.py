@@ -35,3 +35,29 @@ def scale_epilogue(acc, scale_a_ptr, scale_b_ptr, HAS_SCALE: tl.constexpr):
     if HAS_SCALE:
         acc = acc * (tl.load(scale_a_ptr) * tl.load(scale_b_ptr))
     return acc
+
+
+@triton.jit
+def meet_partials(acc, ws_ptr, cnt_ptr, om, on, M, N, bid, tile,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Where the S programs of one output tile (S = the grid's second dimension) of a one-launch
+    split-K meet: each adds its fp32 partial into the workspace [batch, M, N], zero before
+    the launch; the last (an acq_rel ticket counter per tile) exchanges the sum back for
+    zeros and resets the counter, so nothing is cleared before the next launch. Returns
+    (this program is the last, the sum: zeros in the others). The exchange is on int32 bits
+    (0 is +0.0), which every backend exchanges, Triton's interpreter included; exchanges read
+    at L2, where the adds landed."""
+    mask = (om[:, None] < M) & (on[None, :] < N)
+    w_ptrs = ws_ptr + bid.to(tl.int64) * M * N + om[:, None] * N + on[None, :]
+    tl.atomic_add(w_ptrs, acc, mask=mask, sem="relaxed")
+    tl.debug_barrier()   # every thread's adds are issued before the ticket is taken
+    counter = cnt_ptr + bid * tl.num_programs(0) + tile
+    last = tl.atomic_add(counter, 1, sem="acq_rel") == tl.num_programs(1) - 1
+    total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    if last:
+        bits = tl.atomic_xchg(w_ptrs.to(tl.pointer_type(tl.int32)),
+                              tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32), mask=mask,
+                              sem="relaxed")
+        total = bits.to(tl.float32, bitcast=True)
+        tl.atomic_xchg(counter, 0, sem="relaxed")
+    return last, total

@@ -19,7 +19,7 @@ launch leaves at zero.
 import triton
 import triton.language as tl
 
-from tilepick.kernels.common import aligned, grouped_tile, scale_epilogue
+from tilepick.kernels.common import aligned, grouped_tile, meet_partials, scale_epilogue
 
 _RUNTIME_INTS = ["M", "N", "K", "stride_ab", "stride_am", "stride_ak", "stride_bb", "stride_bk",
                  "stride_bn", "stride_cb", "stride_cm", "stride_cn"]
@@ -181,7 +181,8 @@ def gemm_splitk_fused_kernel(
     the memory's speed, and split-K is how the grid gets enough programs to keep the memory
     busy; the atomic family pays a clearing launch and a cast launch around the GEMM (a few
     microseconds each, on kernels of 15-60 us). The workspace and counters belong to the
-    solver, one pair per device and stream (``solvers.triton_gemm.ZeroKept``).
+    solver, one pair per device and stream (``solvers.triton_gemm.ZeroKept``); they meet in
+    ``common.meet_partials``.
     """
     acc, pid_m, pid_n = ptr_partial(
         a_ptr, b_ptr, M, N, K, stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
@@ -190,23 +191,12 @@ def gemm_splitk_fused_kernel(
     bid = tl.program_id(2).to(tl.int64)
     om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    mask = (om[:, None] < M) & (on[None, :] < N)
-    # workspace [batch, M, N] fp32, contiguous; one counter per (batch, output tile)
-    w_ptrs = ws_ptr + bid * M * N + om[:, None] * N + on[None, :]
-    tl.atomic_add(w_ptrs, acc, mask=mask, sem="relaxed")
-    tl.debug_barrier()   # every thread's adds are issued before the ticket is taken
-    counter = cnt_ptr + bid * tl.num_programs(0) + tl.program_id(0)
-    ticket = tl.atomic_add(counter, 1, sem="acq_rel")
-    if ticket == tl.num_programs(1) - 1:
-        # exchanges read the sums at L2 (where the adds landed) and leave the zeros behind;
-        # as int32 bits (0 is +0.0), which every backend exchanges, the interpreter included
-        bits = tl.atomic_xchg(w_ptrs.to(tl.pointer_type(tl.int32)),
-                              tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32), mask=mask,
-                              sem="relaxed")
-        total = bits.to(tl.float32, bitcast=True)
+    last, total = meet_partials(acc, ws_ptr, cnt_ptr, om, on, M, N, bid, tl.program_id(0),
+                                BLOCK_M, BLOCK_N)
+    if last:
         total = scale_epilogue(total, scale_a_ptr, scale_b_ptr, HAS_SCALE)
         stride_cb = aligned(stride_cb, VEC_C)
         stride_cm = aligned(stride_cm, VEC_C)
         c_ptrs = c_ptr + bid * stride_cb + om[:, None] * stride_cm + on[None, :]
+        mask = (om[:, None] < M) & (on[None, :] < N)
         tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=mask)
-        tl.atomic_xchg(counter, 0, sem="relaxed")

@@ -9,7 +9,7 @@ stride is a multiple of 16 bytes and the base pointers are 16-byte aligned.
 import triton
 import triton.language as tl
 
-from tilepick.kernels.common import grouped_tile, scale_epilogue
+from tilepick.kernels.common import grouped_tile, meet_partials, scale_epilogue
 
 
 @triton.jit
@@ -109,17 +109,7 @@ def gemm_tma_splitk_kernel(a_desc, b_desc, c_desc, ws_ptr, cnt_ptr, scale_a_ptr,
                       A_ROW, B_ROW, PRECISION)
     om = off_m + tl.arange(0, BLOCK_M)
     on = off_n + tl.arange(0, BLOCK_N)
-    mask = (om[:, None] < M) & (on[None, :] < N)
-    w_ptrs = ws_ptr + bid.to(tl.int64) * M * N + om[:, None] * N + on[None, :]
-    tl.atomic_add(w_ptrs, acc, mask=mask, sem="relaxed")
-    tl.debug_barrier()   # every thread's adds are issued before the ticket is taken
-    counter = cnt_ptr + bid * tl.num_programs(0) + pid
-    ticket = tl.atomic_add(counter, 1, sem="acq_rel")
-    if ticket == tl.num_programs(1) - 1:
-        bits = tl.atomic_xchg(w_ptrs.to(tl.pointer_type(tl.int32)),
-                              tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32), mask=mask,
-                              sem="relaxed")
-        total = scale_epilogue(bits.to(tl.float32, bitcast=True), scale_a_ptr, scale_b_ptr,
-                               HAS_SCALE)
+    last, total = meet_partials(acc, ws_ptr, cnt_ptr, om, on, M, N, bid, pid, BLOCK_M, BLOCK_N)
+    if last:
+        total = scale_epilogue(total, scale_a_ptr, scale_b_ptr, HAS_SCALE)
         c_desc.store([bid, off_m, off_n], total.to(c_desc.dtype).reshape(1, BLOCK_M, BLOCK_N))
-        tl.atomic_xchg(counter, 0, sem="relaxed")

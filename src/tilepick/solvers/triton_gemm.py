@@ -389,6 +389,17 @@ class ZeroKept:
 _ZERO_KEPT = ZeroKept()
 
 
+def _zero_kept_sizes(p: GemmProblem, plan: LaunchPlan) -> tuple[int, int]:
+    """(fp32 workspace elements, counters) a one-launch split-K needs: [batch, M, N] partial
+    sums and one counter per output tile (the grid's first dimension) and batch."""
+    return p.batch * p.m * p.n, plan.grid[0] * p.batch
+
+
+def _zero_kept_bytes(p: GemmProblem, plan: LaunchPlan) -> int:
+    ws_elems, counters = _zero_kept_sizes(p, plan)
+    return 4 * ws_elems + 4 * counters
+
+
 class SplitKFusedSolver(PointerSolver):
     """Split-K in one launch (``kernels.gemm_ptr.gemm_splitk_fused_kernel``): the partials
     meet in a zero-kept workspace (:class:`ZeroKept`) and the last program of each tile casts,
@@ -401,23 +412,21 @@ class SplitKFusedSolver(PointerSolver):
 
     def workspace(self, problem, config) -> int:
         # kept between launches (per device and stream), not allocated per call
-        p = problem
-        return 4 * p.batch * p.m * p.n + 4 * self.plan(p, config).grid[0] * p.batch
+        return _zero_kept_bytes(problem, self.plan(problem, config))
 
     @functools.lru_cache(maxsize=65536)
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
-        p, c = problem, config
-        constexprs = dict(
-            BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k, GROUP_M=c.group_m,
-            A_ROW=p.a_row_major, B_ROW=p.b_row_major, **_alignment_hints(p, c.block_k),
-            HAS_SCALE=p.dtype is DType.FP8, PRECISION=_precision(p),
-            num_warps=c.num_warps, num_stages=c.num_stages)
-        grid = (cdiv(p.m, c.block_m) * cdiv(p.n, c.block_n), c.split_k, p.batch)
-        return LaunchPlan(grid, tuple(sorted(constexprs.items())))
+        """The pointer kernel's plan, less SPLIT_MODE (this kernel has one mode), with the fp8
+        scales applied in the kernel (there is no reduction launch to apply them)."""
+        base = super().plan(problem, config)
+        kw = dict(base.constexprs)
+        del kw["SPLIT_MODE"]
+        kw["HAS_SCALE"] = problem.dtype is DType.FP8
+        return LaunchPlan(base.grid, tuple(sorted(kw.items())))
 
     def _fused_args(self, p: GemmProblem, c: KernelConfig, a, b, out):
         (grid, args, kw), _ = self._static(p, c, a, b, out, False)
-        return grid, args, kw, p.batch * p.m * p.n, grid[0] * p.batch
+        return (grid, args, kw, *_zero_kept_sizes(p, self.plan(p, c)))
 
     def kernels(self, problem, config):
         return [("gemm_splitk_fused_kernel", self.plan(problem, config).constexprs)]
@@ -550,8 +559,8 @@ class TmaSplitKSolver(TmaSolver):
     state = _ZERO_KEPT
 
     def workspace(self, problem, config) -> int:
-        p = problem   # kept between launches (per device and stream), not allocated per call
-        return 4 * p.batch * p.m * p.n + 4 * self.plan(p, config).grid[0] * p.batch
+        # kept between launches (per device and stream), not allocated per call
+        return _zero_kept_bytes(problem, self.plan(problem, config))
 
     @functools.lru_cache(maxsize=65536)
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
@@ -564,7 +573,7 @@ class TmaSplitKSolver(TmaSolver):
 
     def _split_args(self, p: GemmProblem, c: KernelConfig):
         plan = self.plan(p, c)
-        return plan, p.batch * p.m * p.n, plan.grid[0] * p.batch
+        return (plan, *_zero_kept_sizes(p, plan))
 
     def calls(self, p, c, a, b, out, scale_a, scale_b):
         from tilepick.kernels.gemm_tma import gemm_tma_splitk_kernel
