@@ -395,24 +395,26 @@ def _zero_kept_sizes(p: GemmProblem, plan: LaunchPlan) -> tuple[int, int]:
     return p.batch * p.m * p.n, plan.grid[0] * p.batch
 
 
-def _zero_kept_bytes(p: GemmProblem, plan: LaunchPlan) -> int:
-    ws_elems, counters = _zero_kept_sizes(p, plan)
-    return 4 * ws_elems + 4 * counters
+class OneLaunchSplitK:
+    """What the one-launch split-K families share (a mixin ahead of their solver's base):
+    split mode 3, the zero-kept store, and its size as their workspace."""
+
+    split_mode = 3
+    state = _ZERO_KEPT
+
+    def workspace(self, problem, config) -> int:
+        # kept between launches (per device and stream), not allocated per call
+        ws_elems, counters = _zero_kept_sizes(problem, self.plan(problem, config))
+        return 4 * ws_elems + 4 * counters
 
 
-class SplitKFusedSolver(PointerSolver):
+class SplitKFusedSolver(OneLaunchSplitK, PointerSolver):
     """Split-K in one launch (``kernels.gemm_ptr.gemm_splitk_fused_kernel``): the partials
     meet in a zero-kept workspace (:class:`ZeroKept`) and the last program of each tile casts,
     so there is no clearing launch and no reduction launch. Refused inside CUDA graph capture
     (the dispatcher then runs the next candidate)."""
 
     family = "gemm.splitk_fused"
-    split_mode = 3
-    state = _ZERO_KEPT
-
-    def workspace(self, problem, config) -> int:
-        # kept between launches (per device and stream), not allocated per call
-        return _zero_kept_bytes(problem, self.plan(problem, config))
 
     @functools.lru_cache(maxsize=65536)
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
@@ -548,19 +550,13 @@ class TmaPersistentSolver(TmaSolver):
     persistent = True
 
 
-class TmaSplitKSolver(TmaSolver):
+class TmaSplitKSolver(OneLaunchSplitK, TmaSolver):
     """TMA loads split over K in one launch (``kernels.gemm_tma.gemm_tma_splitk_kernel``): the
     partials meet in the zero-kept workspace of :class:`SplitKFusedSolver`, and the last
     program of each tile stores it through the copy engine. Refused inside CUDA graph
     capture."""
 
     family = "gemm.tma_splitk"
-    split_mode = 3
-    state = _ZERO_KEPT
-
-    def workspace(self, problem, config) -> int:
-        # kept between launches (per device and stream), not allocated per call
-        return _zero_kept_bytes(problem, self.plan(problem, config))
 
     @functools.lru_cache(maxsize=65536)
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
