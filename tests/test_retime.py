@@ -169,3 +169,48 @@ def test_picks_outside_the_pass_are_counted(tmp_path):
 
     assert picks_outside_pass(ranker(["unmeasured", "a", "b"]), ds, [tmp_path]) == 0
     assert picks_outside_pass(ranker(["b", "a"]), ds, [tmp_path]) == 1   # p's b: not re-timed
+
+
+def test_picks_file_adds_a_models_measured_picks(swept, tmp_path, monkeypatch):
+    """`data picks` writes a model's first measured configs; `data retime --picks` re-times
+    them with the contenders, as `--model-top` would with the model on the machine."""
+    from tilepick.bench import retime as rt
+
+    view = rt.current_view([swept])
+    key = TINY[0].key()
+    measured = sorted(set(view.loc[view["problem_key"] == key, "config_id"]) - {CUBLAS_ID})
+    order = ["never.measured"] + measured[::-1]
+    monkeypatch.setattr(rt, "model_ranker", lambda dtype, model_dir: lambda p: order)
+    picks = rt.write_picks([swept], tmp_path / "picks.json", n=2,
+                           only=frozenset({key}))
+    assert picks == {key: measured[::-1][:2]}
+    assert rt.read_picks(tmp_path / "picks.json") == picks
+    # the same ids as model_top would add, from the file instead of a model
+    g = view[view["problem_key"] == key].assign(retimed=False, tflops=1.0)
+    via_file = contenders(g, RetimeOptions(model_top=0, within=1.0, top=1),
+                          others=rt._with_picks(None, picks))
+    via_model = contenders(g, RetimeOptions(model_top=2, within=1.0, top=1),
+                           ranker=lambda p: order)
+    assert via_file == via_model and set(picks[key]) <= set(via_file[key])
+    # through the command: the picks are among the re-timed configs
+    runner = CliRunner()
+    r = runner.invoke(app, ["data", "retime", str(swept), "--out", str(tmp_path / "rt"),
+                            "--model-top", "0", "--no-baselines", "--rounds", "1",
+                            "--processes", "1", "--within", "1", "--top", "1",
+                            "--picks", str(tmp_path / "picks.json")])
+    assert r.exit_code == 0, r.output
+    new = io.read_frame(tmp_path / "rt")
+    assert set(picks[key]) <= set(new.loc[new["problem_key"] == key, "config_id"])
+
+
+def test_picks_file_errors_name_the_file(tmp_path):
+    from tilepick.bench.retime import read_picks
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="bad.json"):
+        read_picks(bad)
+    runner = CliRunner()
+    r = runner.invoke(app, ["data", "retime", str(tmp_path), "--out", str(tmp_path / "x"),
+                            "--picks", str(tmp_path / "missing.json")])
+    assert r.exit_code == 2 and "missing.json" in r.output

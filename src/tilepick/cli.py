@@ -339,7 +339,8 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
                 max_ms: float = typer.Option(20.0, "--max-ms", help="about this much GPU time per candidate and round"),
                 processes: Optional[int] = typer.Option(None, "--processes", help="compile processes"),
                 limit: Optional[int] = typer.Option(None, "--limit", help="at most this many problems not yet done"),
-                problems: Optional[str] = typer.Option(None, "--problems", help="only these problems (a CSV/JSONL problem file): e.g. those a new family was swept on")):
+                problems: Optional[str] = typer.Option(None, "--problems", help="only these problems (a CSV/JSONL problem file): e.g. those a new family was swept on"),
+                picks: Optional[str] = typer.Option(None, "--picks", help="plus these configs (a file of `tilepick data picks`: another model's first picks)")):
     """Re-time each problem's contenders together in interleaved rounds (GPU), so that its
     best and the picks scored against it share one timing regime (tilepick.bench.retime);
     the rows are a new sweep the loaders prefer over older re-timings."""
@@ -352,9 +353,14 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
             from tilepick.bench.shapes import read_problem_file
 
             keys = frozenset(p.key() for p in read_problem_file(problems))
+        extra = None
+        if picks is not None:
+            from tilepick.bench.retime import read_picks
+
+            extra = read_picks(picks)
         opts = RetimeOptions(within=within, top=top, model_top=model_top, model_dir=model,
                              baselines=baselines, rounds=rounds, reps=reps, max_ms=max_ms,
-                             processes=processes, only=keys)
+                             processes=processes, only=keys, picks=extra)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
@@ -370,6 +376,30 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
         raise typer.Exit(130)
     typer.echo(json.dumps({k: v for k, v in summary.items() if k != "provenance"}, indent=1,
                           default=str))
+
+
+@data_app.command("picks")
+def data_picks(data: list[str] = typer.Argument(..., help="dataset folders or parquet files"),
+               out: str = typer.Option(..., "--out", help="the picks file to write (JSON)"),
+               model: Optional[str] = typer.Option(None, "--model", help="the model's folder (default: the shipped one for the dtype)"),
+               top: int = typer.Option(8, "--top", help="the model's first N measured configs per problem"),
+               problems: Optional[str] = typer.Option(None, "--problems", help="only these problems (a CSV/JSONL problem file)")):
+    """Write a model's first measured configs per problem (CPU), for `data retime --picks` on
+    a GPU machine the model does not travel to: a pass that holds a variant model's picks
+    scores it inside the pass."""
+    from tilepick.bench.retime import write_picks
+
+    try:
+        keys = None
+        if problems is not None:
+            from tilepick.bench.shapes import read_problem_file
+
+            keys = frozenset(p.key() for p in read_problem_file(problems))
+        picks = write_picks(data, out, model_dir=model, n=top, only=keys)
+    except (ValueError, FileNotFoundError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"{sum(map(len, picks.values()))} picks for {len(picks)} problems -> {out}")
 
 
 db_app = typer.Typer(help="the performance database (user db; TILEPICK_USER_DB sets its path)",

@@ -63,6 +63,7 @@ class RetimeOptions:
     flush_every: int = 8
     progress: bool = True
     only: frozenset | None = None  # problem keys to re-time (None: every problem of the data)
+    picks: dict | None = None    # {problem key: config ids} to add (measured ones): read_picks
 
     def __post_init__(self):
         if not 0.0 < self.within <= 1.0:
@@ -96,7 +97,7 @@ def contenders(view: pd.DataFrame, opts: RetimeOptions, ranker=None,
         ids.extend(near.iloc[:opts.top])
         measured, problem = set(g["config_id"]), GemmProblem.from_key(key)
         if ranker is not None and opts.model_top:
-            ids.extend([cid for cid in ranker(problem) if cid in measured][:opts.model_top])
+            ids.extend(first_measured(g, ranker, opts.model_top)[key])
         if others is not None:
             ids.extend([cid for cid in others(problem) if cid in measured])
         ids = list(dict.fromkeys(ids))
@@ -111,6 +112,51 @@ def model_ranker(dtype: str, model_dir: str | None):
 
     pred = Predictor.load(arch=DEFAULT_ARCH, dtype=dtype, model_dir=model_dir, strict=False)
     return lambda problem: [cid for cid, _, _ in pred.rank(problem)]
+
+
+def first_measured(view: pd.DataFrame, ranker, n: int) -> dict[str, list[str]]:
+    """{problem key: the ranker's first ``n`` configs measured for it}: what ``model_top``
+    adds to a pass's contenders."""
+    out = {}
+    for key, g in view.groupby("problem_key", sort=True):
+        measured = set(g["config_id"])
+        out[key] = [cid for cid in ranker(GemmProblem.from_key(key)) if cid in measured][:n]
+    return out
+
+
+def write_picks(paths, out_file, model_dir: str | None = None, n: int = 8,
+                only: frozenset | None = None) -> dict[str, list[str]]:
+    """A model's first ``n`` measured configs per problem of ``paths``, as JSON, for a pass on
+    a machine the model does not travel to (``data retime --picks``): the device's upload
+    limit leaves no room for a variant model beside the repository's data."""
+    view = current_view(paths)
+    if only is not None:
+        view = view[view["problem_key"].isin(only)]
+    picks: dict[str, list[str]] = {}
+    for dtype, part in view.groupby("dtype"):
+        picks.update(first_measured(part, model_ranker(str(dtype), model_dir), n))
+    Path(out_file).write_text(json.dumps(picks, indent=0, sort_keys=True))
+    return picks
+
+
+def read_picks(path) -> dict[str, list[str]]:
+    """The file :func:`write_picks` writes; a clear error for anything else."""
+    try:
+        picks = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a picks file ({exc})") from None
+    if not isinstance(picks, dict) or not all(
+            isinstance(v, list) and all(isinstance(c, str) for c in v) for v in picks.values()):
+        raise ValueError(f"{path}: expected a JSON object of problem key -> list of config ids")
+    return picks
+
+
+def _with_picks(others, picks: dict | None):
+    """``others`` (problem -> ids, or None) plus a picks file's ids for the problem."""
+    if not picks:
+        return others
+    return lambda problem: (list(others(problem)) if others else []) + list(
+        picks.get(problem.key(), []))
 
 
 def baseline_candidates(arch: str):
@@ -170,7 +216,7 @@ def retime(paths, out_dir, opts: RetimeOptions | None = None, limit: int | None 
             rankers[dtype] = model_ranker(str(dtype), opts.model_dir)
     names = view["gpu_name"].dropna().unique()
     arch = next((a for a in map(arch_from_name, map(str, names)) if a), DEFAULT_ARCH)
-    others = baseline_candidates(arch) if opts.baselines else None
+    others = _with_picks(baseline_candidates(arch) if opts.baselines else None, opts.picks)
     plan: dict[str, list[str]] = {}
     for dtype, part in view.groupby("dtype"):
         plan.update(contenders(part, opts, rankers.get(dtype), others))
@@ -219,7 +265,8 @@ def retime(paths, out_dir, opts: RetimeOptions | None = None, limit: int | None 
 
     summary = {"retime_id": sweep_id, "paths": [str(p) for p in paths],
                "options": {k: (sorted(v) if isinstance(v, frozenset) else v)
-                           for k, v in vars(opts).items() if k != "progress"},
+                           for k, v in vars(opts).items() if k not in ("progress", "picks")},
+               "picks_problems": len(opts.picks or {}),
                "problems_planned": len(plan), "skipped_done": len(set(plan) & done),
                "problems": len(todo), "rows": n_rows, "left_out": dict(failed),
                "compile_s": compile_s, "measure_s": time.time() - t1,
