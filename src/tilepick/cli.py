@@ -325,6 +325,15 @@ def data_summary(path: str = typer.Argument(..., help="a parquet file or folder"
         "retimed_rows": int(df.retimed.fillna(False).sum())}, indent=1))
 
 
+def _problem_keys(problems: Optional[str]) -> Optional[frozenset]:
+    """The keys of a problem file's problems (None: no file, every problem of the data)."""
+    if problems is None:
+        return None
+    from tilepick.bench.shapes import read_problem_file
+
+    return frozenset(p.key() for p in read_problem_file(problems))
+
+
 @data_app.command("retime")
 def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or parquet files"),
                 out: str = typer.Option(..., "--out", help="folder for the new rows (parts; a "
@@ -348,11 +357,7 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
     from tilepick.bench.signals import interrupt_on_sigterm
 
     try:
-        keys = None
-        if problems is not None:
-            from tilepick.bench.shapes import read_problem_file
-
-            keys = frozenset(p.key() for p in read_problem_file(problems))
+        keys = _problem_keys(problems)
         extra = None
         if picks is not None:
             from tilepick.bench.retime import read_picks
@@ -390,11 +395,7 @@ def data_picks(data: list[str] = typer.Argument(..., help="dataset folders or pa
     from tilepick.bench.retime import write_picks
 
     try:
-        keys = None
-        if problems is not None:
-            from tilepick.bench.shapes import read_problem_file
-
-            keys = frozenset(p.key() for p in read_problem_file(problems))
+        keys = _problem_keys(problems)
         picks = write_picks(data, out, model_dir=model, n=top, only=keys)
     except (ValueError, FileNotFoundError) as exc:
         typer.echo(f"error: {exc}", err=True)
