@@ -256,6 +256,27 @@ def test_failing_kernel_falls_back_and_is_recorded(tmp_path, frame, problem_rows
     assert dev2.launched == [(p.key(), order[1])]
 
 
+def test_a_context_refusal_runs_the_next_candidate_and_records_nothing(tmp_path, frame,
+                                                                      problem_rows):
+    """Inside CUDA graph capture split-K in one launch refuses (NotInThisContextError): that
+    launch takes the next candidate, but nothing says the config is invalid, in memory or in
+    the user db, and once the context is gone the first pick runs again."""
+    p, rows = problem_rows
+    order = list(rows.sort_values("time_ms").config_id)
+    d, dev = make(tmp_path, "heuristic", RankByList(order), frame)
+    dev.refusing = {order[0]}
+    a, b, out = tensors_for(p)
+    d.run(p, a, b, out)
+    assert dev.launched == [(p.key(), order[1])]
+    assert d.stats["context_skips"] == 1 and d.stats["fallbacks"] == 0
+    assert order[0] not in d.invalid.get(p, set()) and d.cache[p].config_id == order[0]
+    rec = d.user_db.lookup(ENV, p.key())
+    assert rec is None or order[0] not in rec.invalid
+    dev.refusing = set()          # capture over
+    d.run(p, a, b, out)
+    assert dev.launched[-1] == (p.key(), order[0])
+
+
 def test_every_candidate_failing_is_a_clear_error(tmp_path, frame, problem_rows):
     p, rows = problem_rows
     order = list(rows.config_id)[:3]

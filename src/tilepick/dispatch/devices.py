@@ -76,10 +76,13 @@ class RealDevice(Device):
 
 @dataclass
 class SimulatedDevice(Device):
-    """Replays a measured dataset. ``failing`` config ids raise on launch (to test fallbacks)."""
+    """Replays a measured dataset. ``failing`` config ids raise on launch (to test fallbacks);
+    ``refusing`` ones refuse the context, as split-K in one launch does inside CUDA graph
+    capture."""
 
     times: dict = field(default_factory=dict)   # (problem_key, config_id) -> ms
     failing: set = field(default_factory=set)
+    refusing: set = field(default_factory=set)
     launched: list = field(default_factory=list)
     benchmarked: list = field(default_factory=list)
     gpu_ms_spent: float = 0.0
@@ -98,6 +101,8 @@ class SimulatedDevice(Device):
 
         if config_id in self.failing:
             raise solvers.ConfigInvalidError(f"{config_id} fails (simulated)")
+        if config_id in self.refusing:
+            raise solvers.NotInThisContextError(f"{config_id} refuses (simulated capture)")
         self.launched.append((problem.key(), config_id))
         r = torch.matmul(a.float(), b.float())
         if scale_a is not None:

@@ -132,7 +132,7 @@ class Dispatcher:
         self.bound: dict[tuple, tuple] = {}
         self._warned: set[tuple] = set()
         self.invalid: dict[GemmProblem, set[str]] = {}
-        self.stats = {"benchmarked": 0, "fallbacks": 0, "db_hits": 0}
+        self.stats = {"benchmarked": 0, "fallbacks": 0, "db_hits": 0, "context_skips": 0}
 
     # -- pieces ---------------------------------------------------------------------------------
     @property
@@ -331,12 +331,18 @@ class Dispatcher:
         tensors = (a, b, out, scale_a, scale_b)
         decision = self.decide(problem, tensors)
         tried = []
+        refused = False   # a candidate refused this context only (graph capture): no records
         order = [decision.config_id] + [r[0] for r in decision.ranked if r[0] != decision.config_id]
         for cid in order:
             if cid in self.invalid.get(problem, ()):
                 continue
             try:
                 result = self.device.launch(problem, cid, *tensors)
+            except solvers.NotInThisContextError as exc:  # valid outside: the next one, now
+                tried.append(f"{cid} (not in this context: {exc})"[:300])
+                refused = True
+                self.stats["context_skips"] += 1
+                continue
             except Exception as exc:  # failing kernel: record, then the next candidate
                 reason = f"{type(exc).__name__}: {exc}"[:300]
                 tried.append(f"{cid} ({reason})")
@@ -345,7 +351,7 @@ class Dispatcher:
                     self.user_db.mark_invalid(self.env, problem.key(), cid, reason)
                 self.stats["fallbacks"] += 1
                 continue
-            if cid != decision.config_id:
+            if cid != decision.config_id and not refused:
                 self._remember(problem, Decision(cid, "fallback", decision.ranked))
             return result
         raise RuntimeError(f"every candidate failed for {problem.key()}: {'; '.join(tried)}")

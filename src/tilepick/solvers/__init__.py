@@ -6,7 +6,8 @@ from tilepick.config import KernelConfig
 from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import GemmProblem
 from tilepick.runtime import require_device
-from tilepick.solvers.base import ConfigInvalidError, NotApplicableError, Solver
+from tilepick.solvers.base import (ConfigInvalidError, NotApplicableError, NotInThisContextError,
+                                   Solver)
 from tilepick.solvers.cublas import CublasSolver
 from tilepick.solvers.triton_gemm import (GemvSolver, PointerSolver, SplitKAtomicSolver,
                                           SplitKFusedSolver, SplitKSolver, TmaPersistentSolver,
@@ -18,7 +19,7 @@ SOLVERS: dict[str, Solver] = {s.family: s for s in (
     TmaSplitKSolver())}   # a family added later goes last: orders stay stable
 
 __all__ = ["SOLVERS", "Solver", "solver_for", "applicable_configs", "NotApplicableError",
-           "ConfigInvalidError", "launch", "bind"]
+           "ConfigInvalidError", "NotInThisContextError", "launch", "bind"]
 
 
 def solver_for(config: KernelConfig | str) -> Solver:

@@ -14,7 +14,7 @@ from tilepick.config import SPACES, KernelConfig
 from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import DType, GemmProblem, cdiv, next_pow2
 from tilepick.runtime import patch_interpreter
-from tilepick.solvers.base import ConfigInvalidError, Solver
+from tilepick.solvers.base import ConfigInvalidError, NotInThisContextError, Solver
 from tilepick.solvers.direct_launch import DirectLaunch
 
 # fp32 accumulator registers one thread may hold before the compiler spills (255 is the hard
@@ -366,8 +366,9 @@ class ZeroKept:
             if torch.cuda.is_current_stream_capturing():
                 # a captured graph replayed on another stream would share the pair with the
                 # launches there: never a wrong sum, so never in a graph
-                raise ConfigInvalidError("split-K in one launch keeps per-stream state between "
-                                         "launches and is not used inside CUDA graph capture")
+                raise NotInThisContextError("split-K in one launch keeps per-stream state "
+                                            "between launches and is not used inside CUDA "
+                                            "graph capture")
             key = (device.index, torch.cuda.current_stream(device).cuda_stream)
         else:
             key = (str(device), 0)
