@@ -353,38 +353,11 @@ class ZeroKept:
     leaves at zero, one pair per (device, stream): launches on one stream run in order, so
     each finds them zero; launches on two streams never share them. A larger problem gets a
     new zeroed pair (the old one goes back to PyTorch's allocator, which reuses memory in its
-    stream's order).
-
-    A pair is allocated while a stream of this store's own is current, never the caller's:
-    `torch.compile(mode="reduce-overhead")` runs its first (warm-up) call with the caller's
-    stream routed to its CUDA-graph memory pool, and a pair kept from there is a live
-    allocation the pool does not track ("tensors in the cudagraph pool not tracked as
-    outputs"; seen on the H200, `benchmarks/graph_capture_check.py`). The pool routes only
-    that stream's allocations, so the pair stays in PyTorch's ordinary memory; the caller's
-    stream then waits for the zeroing, and the pair is recorded as used on it."""
+    stream's order)."""
 
     def __init__(self):
         self._pairs: dict = {}
-        self._alloc_streams: dict = {}
         self._lock = threading.Lock()
-
-    def _zeros(self, device, ws_elems: int, counters: int):
-        import torch
-
-        if device.type != "cuda":
-            return (torch.zeros(ws_elems, device=device, dtype=torch.float32),
-                    torch.zeros(counters, device=device, dtype=torch.int32))
-        user = torch.cuda.current_stream(device)
-        alloc = self._alloc_streams.get(device.index)
-        if alloc is None:
-            alloc = self._alloc_streams[device.index] = torch.cuda.Stream(device)
-        with torch.cuda.stream(alloc):
-            pair = (torch.zeros(ws_elems, device=device, dtype=torch.float32),
-                    torch.zeros(counters, device=device, dtype=torch.int32))
-        user.wait_stream(alloc)
-        for t in pair:
-            t.record_stream(user)
-        return pair
 
     def get(self, device, ws_elems: int, counters: int):
         import torch
@@ -405,7 +378,8 @@ class ZeroKept:
                 pair = self._pairs.get(key)
                 if pair is None or pair[0].numel() < ws_elems or pair[1].numel() < counters:
                     old = (0, 0) if pair is None else (pair[0].numel(), pair[1].numel())
-                    pair = self._zeros(device, max(ws_elems, old[0]), max(counters, old[1]))
+                    pair = (torch.zeros(max(ws_elems, old[0]), device=device, dtype=torch.float32),
+                            torch.zeros(max(counters, old[1]), device=device, dtype=torch.int32))
                     self._pairs[key] = pair
         return pair
 
