@@ -239,14 +239,22 @@ def test_db_mode_falls_back_to_heuristic_and_cache_hits(tmp_path, frame, problem
     assert again is first and model.calls == 1  # the in-memory cache answered
 
 
-def test_failing_kernel_falls_back_and_is_recorded(tmp_path, frame, problem_rows):
+def _first_pick_blocked(tmp_path, frame, problem_rows, how: str):
+    """A heuristic dispatcher whose first pick fails (``how="failing"``) or refuses the
+    context (``"refusing"``), run once: the second pick must have served the call."""
     p, rows = problem_rows
     order = list(rows.sort_values("time_ms").config_id)
     d, dev = make(tmp_path, "heuristic", RankByList(order), frame)
-    dev.failing = {order[0]}
+    setattr(dev, how, {order[0]})
     a, b, out = tensors_for(p)
     d.run(p, a, b, out)
     assert dev.launched == [(p.key(), order[1])]
+    return p, order, d, dev, (a, b, out)
+
+
+def test_failing_kernel_falls_back_and_is_recorded(tmp_path, frame, problem_rows):
+    p, order, d, dev, (a, b, out) = _first_pick_blocked(tmp_path, frame, problem_rows,
+                                                        "failing")
     assert d.stats["fallbacks"] == 1
     rec = d.user_db.lookup(ENV, p.key())
     assert order[0] in rec.invalid
@@ -261,13 +269,8 @@ def test_a_context_refusal_runs_the_next_candidate_and_records_nothing(tmp_path,
     """Inside CUDA graph capture split-K in one launch refuses (NotInThisContextError): that
     launch takes the next candidate, but nothing says the config is invalid, in memory or in
     the user db, and once the context is gone the first pick runs again."""
-    p, rows = problem_rows
-    order = list(rows.sort_values("time_ms").config_id)
-    d, dev = make(tmp_path, "heuristic", RankByList(order), frame)
-    dev.refusing = {order[0]}
-    a, b, out = tensors_for(p)
-    d.run(p, a, b, out)
-    assert dev.launched == [(p.key(), order[1])]
+    p, order, d, dev, (a, b, out) = _first_pick_blocked(tmp_path, frame, problem_rows,
+                                                        "refusing")
     assert d.stats["context_skips"] == 1 and d.stats["fallbacks"] == 0
     assert order[0] not in d.invalid.get(p, set()) and d.cache[p].config_id == order[0]
     rec = d.user_db.lookup(ENV, p.key())
