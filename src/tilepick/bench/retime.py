@@ -97,7 +97,7 @@ def contenders(view: pd.DataFrame, opts: RetimeOptions, ranker=None,
         ids.extend(near.iloc[:opts.top])
         measured, problem = set(g["config_id"]), GemmProblem.from_key(key)
         if ranker is not None and opts.model_top:
-            ids.extend(first_measured(g, ranker, opts.model_top)[key])
+            ids.extend(first_measured(problem, measured, ranker, opts.model_top))
         if others is not None:
             ids.extend([cid for cid in others(problem) if cid in measured])
         ids = list(dict.fromkeys(ids))
@@ -114,14 +114,10 @@ def model_ranker(dtype: str, model_dir: str | None):
     return lambda problem: [cid for cid, _, _ in pred.rank(problem)]
 
 
-def first_measured(view: pd.DataFrame, ranker, n: int) -> dict[str, list[str]]:
-    """{problem key: the ranker's first ``n`` configs measured for it}: what ``model_top``
-    adds to a pass's contenders."""
-    out = {}
-    for key, g in view.groupby("problem_key", sort=True):
-        measured = set(g["config_id"])
-        out[key] = [cid for cid in ranker(GemmProblem.from_key(key)) if cid in measured][:n]
-    return out
+def first_measured(problem: GemmProblem, measured: set, ranker, n: int) -> list[str]:
+    """The ranker's first ``n`` configs among those ``measured`` for the problem: what
+    ``model_top`` adds to a pass's contenders, and what a picks file holds."""
+    return [cid for cid in ranker(problem) if cid in measured][:n]
 
 
 def write_picks(paths, out_file, model_dir: str | None = None, n: int = 8,
@@ -134,7 +130,9 @@ def write_picks(paths, out_file, model_dir: str | None = None, n: int = 8,
         view = view[view["problem_key"].isin(only)]
     picks: dict[str, list[str]] = {}
     for dtype, part in view.groupby("dtype"):
-        picks.update(first_measured(part, model_ranker(str(dtype), model_dir), n))
+        ranker = model_ranker(str(dtype), model_dir)
+        for key, g in part.groupby("problem_key", sort=True):
+            picks[key] = first_measured(GemmProblem.from_key(key), set(g["config_id"]), ranker, n)
     Path(out_file).write_text(json.dumps(picks, indent=0, sort_keys=True))
     return picks
 
