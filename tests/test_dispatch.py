@@ -280,6 +280,39 @@ def test_a_context_refusal_runs_the_next_candidate_and_records_nothing(tmp_path,
     assert dev.launched[-1] == (p.key(), order[0])
 
 
+def test_hybrid_inside_capture_runs_the_model_pick_and_tunes_after(tmp_path, frame,
+                                                                   problem_rows):
+    """Nothing can be timed inside CUDA graph capture: a new problem there runs the model's
+    pick without benchmarking and without keeping it, and is tuned at its first call after."""
+    p, rows = problem_rows
+    order = [c for c in rows.sort_values("time_ms").config_id if c != "gemm.cublas"]
+    order = order[3:] + order[:3]
+    d, dev = make(tmp_path, "hybrid", RankByList(order, uncertainty=0.0), frame, k=4)
+    dev.capturing = True
+    a, b, out = tensors_for(p)
+    d.run(p, a, b, out)
+    assert dev.benchmarked == [] and dev.launched == [(p.key(), order[0])]
+    assert p not in d.cache and d.stats["untimed_decisions"] == 1
+    assert d.user_db.lookup(ENV, p.key()) is None
+    dev.capturing = False
+    d.run(p, a, b, out)
+    assert {c for _, c in dev.benchmarked} == set(order[:4]) | {"gemm.cublas"}
+    assert d.cache[p].source == "benchmark"
+
+
+def test_a_refusing_candidate_in_a_benchmark_is_not_recorded_invalid(tmp_path, frame,
+                                                                    problem_rows):
+    p, rows = problem_rows
+    order = [c for c in rows.sort_values("time_ms").config_id if c != "gemm.cublas"]
+    d, dev = make(tmp_path, "hybrid", RankByList(order, uncertainty=0.0), frame, k=4)
+    dev.refusing = {order[0]}
+    d.run(p, *tensors_for(p))
+    assert order[0] not in d.invalid.get(p, set())
+    rec = d.user_db.lookup(ENV, p.key())
+    assert order[0] not in rec.invalid and order[0] not in rec.timings
+    assert rec.winner in set(order[1:4]) | {"gemm.cublas"}
+
+
 def test_every_candidate_failing_is_a_clear_error(tmp_path, frame, problem_rows):
     p, rows = problem_rows
     order = list(rows.config_id)[:3]

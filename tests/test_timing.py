@@ -273,3 +273,47 @@ def test_run_result_to_dict_without_timing():
     d = RunResult("gemm.cublas", "not_applicable", reason="why").to_dict()
     assert d == {"config_id": "gemm.cublas", "status": "not_applicable", "rel_error": None,
                  "reason": "why"}
+
+
+# -- allocations that outlive a call -----------------------------------------------------------
+
+def test_kept_allocations_run_on_a_fresh_thread_with_the_callers_stream(monkeypatch):
+    """torch.compile's cudagraph warm-up routes every allocation of the warming thread into
+    the graph's pool (and then refuses pool tensors that are not outputs), so per-stream
+    workspaces and the L2 flush buffer are made on another thread, with the caller's device
+    and stream. CUDA stand-ins show the plumbing on the CPU; the GPU check is
+    benchmarks/graph_capture_check.py."""
+    import contextlib
+    import threading
+
+    from tilepick import runtime
+
+    entered = []
+
+    @contextlib.contextmanager
+    def enter(kind, what):
+        entered.append((kind, what, threading.current_thread().name))
+        yield
+
+    monkeypatch.setattr(runtime, "interpreting", lambda: False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda d=None: ("stream-of", str(d)))
+    monkeypatch.setattr(torch.cuda, "device", lambda d: enter("device", str(d)))
+    monkeypatch.setattr(torch.cuda, "stream", lambda s: enter("stream", s))
+    made_on = runtime.allocate_outside_graph_pools(lambda: threading.current_thread().name)
+    assert made_on == "tilepick-alloc" != threading.current_thread().name
+    assert entered == [("device", "cuda:3", "tilepick-alloc"),
+                       ("stream", ("stream-of", "cuda:3"), "tilepick-alloc")]
+
+    def fails():
+        raise ValueError("out of memory, say")
+
+    with pytest.raises(ValueError, match="out of memory"):   # the caller sees the error
+        runtime.allocate_outside_graph_pools(fails)
+    # a CPU device (the interpreter's workspaces) is made where it is asked for
+    entered.clear()
+    assert runtime.allocate_outside_graph_pools(lambda: threading.current_thread().name,
+                                                torch.device("cpu")) \
+        == threading.current_thread().name and entered == []

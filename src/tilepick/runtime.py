@@ -69,3 +69,43 @@ def cache_root():
     from pathlib import Path
 
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tilepick"
+
+
+def allocate_outside_graph_pools(make, device=None):
+    """``make()`` (which allocates tensors that outlive the call: per-stream workspaces, the
+    L2 flush buffer) run where no CUDA graph memory pool takes its allocations.
+
+    Why: ``torch.compile(mode="reduce-overhead")`` warms a graph up with every allocation of
+    the warming thread routed into the graph's private pool
+    (``torch._C._cuda_beginAllocateCurrentThreadToPool``), then refuses any live pool tensor
+    that is not a graph output ("tensor(s) in the cudagraph pool not tracked as outputs").
+    The routing is per thread, so a short-lived thread allocates from the ordinary caching
+    allocator. It runs with ``device`` (default: the current one) and that device's current
+    stream, so the memory belongs to (and a zero-fill is ordered on) the stream that will use
+    it. Under the interpreter, for a CPU device or before CUDA is initialised, ``make`` runs
+    here."""
+    import threading
+
+    import torch
+
+    if interpreting() or not torch.cuda.is_available() or not torch.cuda.is_initialized() \
+            or (device is not None and torch.device(device).type != "cuda"):
+        return make()
+    device = torch.device("cuda", torch.cuda.current_device()) if device is None \
+        else torch.device(device)
+    stream = torch.cuda.current_stream(device)
+    box: dict = {}
+
+    def work():
+        try:
+            with torch.cuda.device(device), torch.cuda.stream(stream):
+                box["value"] = make()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    t = threading.Thread(target=work, name="tilepick-alloc", daemon=True)
+    t.start()
+    t.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
-from tilepick.runtime import interpreting
+from tilepick.runtime import allocate_outside_graph_pools, interpreting
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,9 @@ def _l2_flusher(device):
     if _flush_buffer is None or _flush_buffer.device != device:
         props = torch.cuda.get_device_properties(device)
         size = max(256 * 1024 * 1024, 2 * getattr(props, "L2_cache_size", 0))
-        _flush_buffer = torch.empty(size // 4, dtype=torch.int32, device=device)
+        # kept across calls: never in a CUDA graph pool (hybrid tuning in a compiled warm-up)
+        _flush_buffer = allocate_outside_graph_pools(
+            lambda: torch.empty(size // 4, dtype=torch.int32, device=device), device)
     return _flush_buffer
 
 

@@ -39,6 +39,11 @@ class Device:
         ``Solver.bind``): a callable ``(a, b, out, scale_a=None, scale_b=None)``."""
         return functools.partial(self.launch, problem, config_id)
 
+    def can_time(self) -> bool:
+        """Whether candidates can be timed now: not while a CUDA graph is being captured
+        (timing synchronises, and every launch would land in the graph)."""
+        return True
+
 
 class RealDevice(Device):
     """Launch for real; benchmark candidates in interleaved rounds (clock drift hits all)."""
@@ -54,6 +59,11 @@ class RealDevice(Device):
     def bind(self, problem, config_id, a, b, out, scale_a=None, scale_b=None):
         return solvers.bind(problem, config_id, a, b, out, scale_a, scale_b)
 
+    def can_time(self) -> bool:
+        import torch
+
+        return not (torch.cuda.is_available() and torch.cuda.is_current_stream_capturing())
+
     def benchmark(self, problem, config_ids, a, b, out, scale_a=None, scale_b=None):
         from tilepick.bench.timing import interleaved
 
@@ -63,6 +73,8 @@ class RealDevice(Device):
             try:
                 self.launch(problem, cid, a, b, out, scale_a, scale_b)
                 alive.append(cid)
+            except solvers.NotInThisContextError as exc:  # valid elsewhere: not a failure
+                outcomes[cid] = Outcome(None, "unmeasured", f"not in this context: {exc}"[:300])
             except Exception as exc:  # a failing candidate is an outcome, not an error
                 outcomes[cid] = Outcome(None, "invalid", f"{type(exc).__name__}: {exc}"[:300])
         fns = {cid: (lambda c=cid: self.launch(problem, c, a, b, out, scale_a, scale_b))
@@ -78,11 +90,12 @@ class RealDevice(Device):
 class SimulatedDevice(Device):
     """Replays a measured dataset. ``failing`` config ids raise on launch (to test fallbacks);
     ``refusing`` ones refuse the context, as split-K in one launch does inside CUDA graph
-    capture."""
+    capture; ``capturing`` says a graph is being captured (nothing can be timed)."""
 
     times: dict = field(default_factory=dict)   # (problem_key, config_id) -> ms
     failing: set = field(default_factory=set)
     refusing: set = field(default_factory=set)
+    capturing: bool = False
     launched: list = field(default_factory=list)
     benchmarked: list = field(default_factory=list)
     gpu_ms_spent: float = 0.0
@@ -110,12 +123,20 @@ class SimulatedDevice(Device):
         out.copy_(r.to(out.dtype))
         return out
 
+    def can_time(self) -> bool:
+        return not self.capturing
+
     def benchmark(self, problem, config_ids, a, b, out, scale_a=None, scale_b=None):
+        if self.capturing:  # what a real GPU would do: timing breaks the capture
+            raise RuntimeError("benchmark during (simulated) CUDA graph capture")
         res = {}
         for cid in config_ids:
             self.benchmarked.append((problem.key(), cid))
             if cid in self.failing:
                 res[cid] = Outcome(None, "invalid", "fails (simulated)")
+                continue
+            if cid in self.refusing:
+                res[cid] = Outcome(None, "unmeasured", "refuses this context (simulated)")
                 continue
             ms = self.times.get((problem.key(), cid))
             if ms is None:

@@ -132,7 +132,8 @@ class Dispatcher:
         self.bound: dict[tuple, tuple] = {}
         self._warned: set[tuple] = set()
         self.invalid: dict[GemmProblem, set[str]] = {}
-        self.stats = {"benchmarked": 0, "fallbacks": 0, "db_hits": 0, "context_skips": 0}
+        self.stats = {"benchmarked": 0, "fallbacks": 0, "db_hits": 0, "context_skips": 0,
+                      "untimed_decisions": 0}
 
     # -- pieces ---------------------------------------------------------------------------------
     @property
@@ -257,6 +258,7 @@ class Dispatcher:
         if not ranked:
             raise solvers.NotApplicableError(f"no candidate can serve {problem.key()}")
         decision = None
+        provisional = False  # a choice for now that must not be kept
         if self.mode in ("db", "hybrid", "exhaustive"):
             rec = self._db_record(problem)
             if rec is not None:
@@ -268,7 +270,13 @@ class Dispatcher:
                     self.stats["db_hits"] += 1
                     ranked = [r for r in ranked if r[0] not in rec.invalid]
                     decision = Decision(rec.winner, "db", ranked)
-        if decision is None and self.mode in ("hybrid", "exhaustive") and tensors is not None:
+        tune = decision is None and self.mode in ("hybrid", "exhaustive") and tensors is not None
+        if tune and not self.device.can_time():
+            # inside CUDA graph capture: the model's pick serves this launch, and the problem
+            # is tuned at its first call outside capture
+            tune, provisional = False, True
+            self.stats["untimed_decisions"] += 1
+        if tune:
             if self.mode == "hybrid":
                 cands = self.top_k(ranked)
                 cands += self.explored(problem, cands, ranked)
@@ -279,7 +287,8 @@ class Dispatcher:
             decision = self._benchmark(problem, cands, ranked, tensors)
         if decision is None:
             decision = Decision(ranked[0][0], source, ranked)
-        self._remember(problem, decision)
+        if not provisional:
+            self._remember(problem, decision)
         return decision
 
     def _benchmark(self, problem, cands, ranked, tensors) -> Decision | None:
@@ -351,7 +360,7 @@ class Dispatcher:
                     self.user_db.mark_invalid(self.env, problem.key(), cid, reason)
                 self.stats["fallbacks"] += 1
                 continue
-            if cid != decision.config_id and not refused:
+            if cid != decision.config_id and not refused and self.cache.get(problem) is decision:
                 self._remember(problem, Decision(cid, "fallback", decision.ranked))
             return result
         raise RuntimeError(f"every candidate failed for {problem.key()}: {'; '.join(tried)}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from tilepick.config import SPACES, KernelConfig
 from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import DType, GemmProblem, cdiv, next_pow2
-from tilepick.runtime import patch_interpreter
+from tilepick.runtime import allocate_outside_graph_pools, patch_interpreter
 from tilepick.solvers.base import ConfigInvalidError, NotInThisContextError, Solver
 from tilepick.solvers.direct_launch import DirectLaunch
 
@@ -378,8 +378,11 @@ class ZeroKept:
                 pair = self._pairs.get(key)
                 if pair is None or pair[0].numel() < ws_elems or pair[1].numel() < counters:
                     old = (0, 0) if pair is None else (pair[0].numel(), pair[1].numel())
-                    pair = (torch.zeros(max(ws_elems, old[0]), device=device, dtype=torch.float32),
-                            torch.zeros(max(counters, old[1]), device=device, dtype=torch.int32))
+                    sizes = (max(ws_elems, old[0]), max(counters, old[1]))
+                    # kept across calls: never in a CUDA graph pool (reduce-overhead warm-up)
+                    pair = allocate_outside_graph_pools(lambda: (
+                        torch.zeros(sizes[0], device=device, dtype=torch.float32),
+                        torch.zeros(sizes[1], device=device, dtype=torch.int32)), device)
                     self._pairs[key] = pair
         return pair
 
