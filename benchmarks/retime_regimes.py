@@ -25,7 +25,7 @@ import pandas as pd
 
 from tilepick.model.predictor import Predictor
 from tilepick.problem import GemmProblem
-from tilepick.data.io import write_json
+from tilepick.data.io import read_frame, write_json
 
 PASS = "benchmarks/results/retime_3958be2"
 SETS = {"bf16 rr": ("data/gemm/bf16/h200/validation", f"{PASS}/bf16_rr.parquet"),
@@ -37,7 +37,7 @@ LABELS = ["< 20 us", "20-100 us", "0.1-1 ms", ">= 1 ms"]
 def _valid(path):
     # the sweeps' chunks only: the re-timing passes since added to the folders are what
     # this compares against them
-    df = pd.concat([pd.read_parquet(f) for f in sorted(glob.glob(f"{path}/chunk-*.parquet"))])
+    df = pd.concat([read_frame(f) for f in sorted(glob.glob(f"{path}/chunk-*.parquet"))])
     df = df[df["valid"].fillna(False) & (df["time_ms"] > 0)]
     return df.drop_duplicates(["problem_key", "config_id", "sweep_id"])
 
@@ -58,7 +58,7 @@ def main():
     pred = Predictor("models/gemm_bf16_h200")
     report = {}
     for name, (data, rt) in SETS.items():
-        old, new = _valid(data), pd.read_parquet(rt)
+        old, new = _valid(data), read_frame(rt)
         best_ms = old.groupby("problem_key")["time_ms"].min()
         # 1. inside the original sweeps
         retimed = old["retimed"].fillna(False).astype(bool)

@@ -374,3 +374,30 @@ def test_write_json_round_trip_and_no_path(tmp_path):
                                                                             "b": None}
     write_json(None, {"a": 1})   # no file asked for: nothing written anywhere
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+# -- derived columns: computed on reading, never stored ----------------------------------------
+
+def test_rates_are_not_stored_and_are_computed_on_reading(tmp_path):
+    """tflops and gbps follow from the problem and time_ms: a part on disk lacks them, the
+    reader brings them back (null where there is no time), and a file written before they
+    stopped being stored gets them recomputed, not read (one source of truth)."""
+    from tilepick.data.schema import DERIVED
+
+    rows = [full_row(P1, PTR, time_ms=2.0), full_row(P2, SPLITK, time_ms=0.5),
+            sparse_row(P3, CUBLAS)]
+    part = io.write_part(tmp_path / "d", rows)
+    assert not set(DERIVED) & set(pq.read_schema(part).names)
+    df = io.read_frame(tmp_path / "d").set_index("problem_key")
+    assert df.loc[P1.key(), "tflops"] == pytest.approx(P1.flops / 2.0e9)
+    assert df.loc[P2.key(), "gbps"] == pytest.approx(P2.min_bytes / 0.5e6)
+    assert P2.batch == 2 and P2.dtype_token != P1.dtype_token    # batch and dtype both count
+    assert pd.isna(df.loc[P3.key(), "tflops"]) and pd.isna(df.loc[P3.key(), "gbps"])
+    old = to_table([full_row(P1, PTR, time_ms=2.0, tflops=123.0, gbps=4.0)])   # stale copies
+    pq.write_table(old, tmp_path / "old.parquet")
+    again = io.read_frame(tmp_path / "old.parquet")
+    assert again["tflops"][0] == pytest.approx(P1.flops / 2.0e9)
+    assert again["gbps"][0] == pytest.approx(P1.min_bytes / 2.0e6)
+    dest = tmp_path / "compact.parquet"
+    io.compact(tmp_path / "d", dest)
+    assert not set(DERIVED) & set(pq.read_schema(dest).names)

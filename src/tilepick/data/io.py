@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tilepick.data.schema import NAMES, SCHEMA, to_table, validate
+from tilepick.data.schema import NAMES, SCHEMA, stored, to_table, validate
 
 PART_GLOB = "part-*.parquet"
 COMPRESSION = "zstd"
@@ -30,7 +30,7 @@ def write_part(out_dir: str | os.PathLike, rows: list[dict]) -> Path | None:
     table = to_table(rows)
     name = f"part-{uuid.uuid4().hex[:12]}.parquet"
     tmp = out / f".{name}.tmp"
-    pq.write_table(table, tmp, compression=COMPRESSION)
+    pq.write_table(stored(table), tmp, compression=COMPRESSION)
     with open(tmp, "rb") as f:
         os.fsync(f.fileno())
     os.replace(tmp, out / name)
@@ -91,7 +91,7 @@ def compact(src: str | os.PathLike, dest: str | os.PathLike) -> int:
     table = pa.Table.from_pandas(df[NAMES], schema=SCHEMA, preserve_index=False)
     Path(dest).parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(str(dest) + ".tmp")
-    pq.write_table(table, tmp, compression=COMPRESSION, compression_level=9)
+    pq.write_table(stored(table), tmp, compression=COMPRESSION, compression_level=9)
     os.replace(tmp, dest)
     return table.num_rows
 
