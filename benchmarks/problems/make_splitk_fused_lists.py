@@ -1,5 +1,5 @@
 """The problems the one-launch split-K families (gemm.splitk_fused, gemm.tma_splitk; session 20)
-are swept on (session 21; fp16 in session 22): the problems of a dataset where a split-K config
+are swept on (session 21; fp16 and fp8 in session 22): the problems of a dataset where a split-K config
 (gemm.splitk or gemm.splitk_atomic) came within REL of the problem's best and one of the two
 families serves the problem. Where split-K was far from the best, a kernel ~6% faster than
 atomic split-K (BENCHMARKS, session 20) cannot win, so those problems are left out.
@@ -9,7 +9,8 @@ atomic split-K (BENCHMARKS, session 20) cannot win, so those problems are left o
 A list is made from the data as it is: the bf16 lists were made in session 21, before the
 families' own rows entered those folders (made again now, their bests include the new
 families and the validation lists shrink to 49 and 25 problems), so session 22 made only the
-fp16 ones (`... validation_fp16_splitk_fused.jsonl train_rr_fp16_splitk_fused.jsonl`).
+fp16 and fp8 ones (`... validation_fp16_splitk_fused.jsonl train_rr_fp16_splitk_fused.jsonl
+validation_fp8e4m3_splitk_fused.jsonl train_rc_fp8e4m3_splitk_fused.jsonl`).
 
 Validation lists (REL 0.8) are in key order; training lists (REL 0.85) are shuffled with a
 fixed seed, so that a sweep cut by its time budget keeps a random part of them.
@@ -37,6 +38,8 @@ LISTS = {  # file: (dtype, datasets, REL, shuffled)
     # session 22: the fp16 model learns the families from these (and pooled bf16 rows)
     "validation_fp16_splitk_fused.jsonl": ("fp16", ["validation"], 0.8, False),
     "train_rr_fp16_splitk_fused.jsonl": ("fp16", ["train_rr"], 0.85, True),
+    "validation_fp8e4m3_splitk_fused.jsonl": ("fp8e4m3", ["validation"], 0.8, False),
+    "train_rc_fp8e4m3_splitk_fused.jsonl": ("fp8e4m3", ["train_rc"], 0.85, True),
 }
 
 def near_split_k(dtype: str, datasets, rel: float) -> list[GemmProblem]:
