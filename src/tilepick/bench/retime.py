@@ -41,7 +41,7 @@ from tilepick import config as cfg
 from tilepick import solvers
 from tilepick.config import KernelConfig
 from tilepick.data import io
-from tilepick.data.schema import NAMES, RETIME_PREFIX
+from tilepick.data.schema import RETIME_PREFIX, STORED_NAMES
 from tilepick.hardware import DEFAULT_ARCH, arch_from_name
 from tilepick.problem import GemmProblem
 
@@ -311,17 +311,16 @@ def _retime_problem(key, ids, compiled, group, opts, prov, sweep_id, buffer, fai
     new_t = {}
     for cid, r in res.items():
         old = group.loc[cid]
-        row = {c: old[c] for c in NAMES if c in old.index}
+        row = {c: old[c] for c in STORED_NAMES if c in old.index}   # tflops: derived on reading
         row.update(problem_key=key, config_id=cid, **prov, date=date, sweep_id=sweep_id,
                    time_ms=r.ms, retimed=True, retime_spread=r.spread,
                    time_p20_ms=_quantile(r.rounds_ms, 0.2),
                    time_p80_ms=_quantile(r.rounds_ms, 0.8), reps=r.reps,
-                   stopped_early=False, timing_meaningful=not interpreting(),
-                   tflops=problem.flops / (r.ms * 1e9), gbps=problem.min_bytes / (r.ms * 1e6))
+                   stopped_early=False, timing_meaningful=not interpreting())
         buffer.append(row)
-        new_t[cid] = row["tflops"]
+        new_t[cid] = problem.flops / (r.ms * 1e9)
         if bool(old["retimed"]):
-            shifts.append(row["tflops"] / float(old["tflops"]))
+            shifts.append(new_t[cid] / float(old["tflops"]))
     others = group.loc[~group.index.isin(list(new_t)), "tflops"]
     after = max(max(new_t.values()), float(others.max()) if len(others) else 0.0)
     oracle_moves.append(after / before)

@@ -245,15 +245,8 @@ def plan_configs(problems: list[GemmProblem], opts: SweepOptions) -> list[tuple]
 
 def _row(problem, config, prov, sweep_id, **m) -> dict:
     row = {**problem_fields(problem), **config_fields(config), **prov, "sweep_id": sweep_id}
-    row.update(m)
-    _set_rates(row, problem)
+    row.update(m)   # tflops and gbps are not set: the schema derives them on reading
     return row
-
-
-def _set_rates(row: dict, problem: GemmProblem) -> None:
-    if row.get("time_ms"):
-        row["tflops"] = problem.flops / (row["time_ms"] * 1e9)
-        row["gbps"] = problem.min_bytes / (row["time_ms"] * 1e6)
 
 
 def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host: Counter,
@@ -314,7 +307,6 @@ def _measure_problem(problem, configs, compiled, opts, prov, sweep_id, bar, host
                                   max_ms=opts.retime_max_ms).items():
             row = rows[cid]
             row.update(time_ms=r.ms, retimed=True, retime_spread=r.spread)
-            _set_rates(row, problem)
         host["retime"] += time.perf_counter() - t0
     return list(rows.values()), timed, data
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tilepick.data.schema import NAMES, SCHEMA, stored, to_table, validate
+from tilepick.data.schema import SCHEMA, STORED_NAMES, STORED_SCHEMA, stored, to_table, validate
 
 PART_GLOB = "part-*.parquet"
 COMPRESSION = "zstd"
@@ -88,10 +88,10 @@ def compact(src: str | os.PathLike, dest: str | os.PathLike) -> int:
     df = read_frame(src)
     df = df.drop_duplicates(subset=["problem_key", "config_id", "sweep_id"], keep="last")
     df = df.sort_values(["problem_key", "config_id"]).reset_index(drop=True)
-    table = pa.Table.from_pandas(df[NAMES], schema=SCHEMA, preserve_index=False)
+    table = pa.Table.from_pandas(df[STORED_NAMES], schema=STORED_SCHEMA, preserve_index=False)
     Path(dest).parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(str(dest) + ".tmp")
-    pq.write_table(stored(table), tmp, compression=COMPRESSION, compression_level=9)
+    pq.write_table(table, tmp, compression=COMPRESSION, compression_level=9)
     os.replace(tmp, dest)
     return table.num_rows
 
