@@ -57,22 +57,34 @@ def check(m, n, k, user_db) -> dict:
     torch.cuda.synchronize()
     row["after_ok"] = close(after, ref)
 
-    # compiled code reaches tilepick through its custom op, which serves the default dispatcher
-    tilepick.set_dispatcher(d)
     skips = d.stats["context_skips"]
+    run_compiled(d, a, b, row)
+    row["compiled_context_skips"] = d.stats["context_skips"] - skips
+    row["invalid_at_end"] = sorted(d.invalid.get(p, ()))
+    return row
+
+
+def run_compiled(d, a, b, row: dict) -> None:
+    """``tilepick.matmul`` under ``torch.compile(mode="reduce-overhead")``: compiled code
+    reaches tilepick through its custom op, which serves the default dispatcher (``d`` for
+    this). Four calls (cudagraph-trees warms up, records on a later call, then replays), then
+    one more on new inputs (the replay reads them); ``compiled_ok`` or ``compiled_error``
+    goes into ``row``."""
+    tilepick.set_dispatcher(d)
     fn = torch.compile(lambda x, w: tilepick.matmul(x, w), mode="reduce-overhead")
     try:
-        for _ in range(4):                  # cudagraphs records on a later call, then replays
+        for _ in range(4):
             z = fn(a, b)
         torch.cuda.synchronize()
-        row["compiled_ok"] = close(z, ref)
-        row["compiled_context_skips"] = d.stats["context_skips"] - skips
+        ok = close(z, a.float() @ b.float())
+        a.copy_(torch.randn_like(a))
+        z = fn(a, b)
+        torch.cuda.synchronize()
+        row["compiled_ok"] = ok and close(z, a.float() @ b.float())
     except Exception as exc:  # noqa: BLE001 - reported, not hidden
         row["compiled_error"] = f"{type(exc).__name__}: {exc}"[:300]
     finally:
         tilepick.set_dispatcher(None)
-    row["invalid_at_end"] = sorted(d.invalid.get(p, ()))
-    return row
 
 
 def compiled_fresh(m, n, k, mode, user_db) -> dict:
@@ -84,24 +96,9 @@ def compiled_fresh(m, n, k, mode, user_db) -> dict:
     d = Dispatcher(mode=mode, user_db=user_db, system_db=None)
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-    ref = a.float() @ b.float()
     p = GemmProblem.from_tensors(a, b)
-    tilepick.set_dispatcher(d)
-    fn = torch.compile(lambda x, w: tilepick.matmul(x, w), mode="reduce-overhead")
     row = {"problem": p.key(), "mode": mode}
-    try:
-        for _ in range(4):
-            z = fn(a, b)
-        torch.cuda.synchronize()
-        row["compiled_ok"] = close(z, ref)
-        a.copy_(torch.randn_like(a))        # the replays read the new inputs
-        z = fn(a, b)
-        torch.cuda.synchronize()
-        row["compiled_ok"] &= close(z, a.float() @ b.float())
-    except Exception as exc:  # noqa: BLE001 - reported, not hidden
-        row["compiled_error"] = f"{type(exc).__name__}: {exc}"[:300]
-    finally:
-        tilepick.set_dispatcher(None)
+    run_compiled(d, a, b, row)
     row.update(pick=d.cache[p].config_id if p in d.cache else None,
                stats=dict(d.stats), invalid=sorted(d.invalid.get(p, ())))
     return row
