@@ -18,6 +18,10 @@ The suite's weights (Llama-3-8B / 70B projections) and the validation sets' shap
 as are shapes already in the training folders.
 
     python benchmarks/problems/make_mid_m_lists.py
+
+The fp16 list (`train_rr_fp16_mid_m.jsonl`, `data/gemm/fp16/h200/train_mid_m/`) is the bf16 rr
+list in fp16: the same cuBLAS pocket showed on the fp16 suite (128 x 57344 x 8192 at 1.74x for
+hybrid, kept cuBLAS by the heuristic), and fp16's vendor gate learns from fp16 problems only.
 """
 
 import itertools
@@ -83,6 +87,11 @@ def main():
         path = HERE / f"train_{layout}_bf16_mid_m.jsonl"
         write_problem_file(got, path)
         print(f"{path.name}: {len(got)} problems")
+        if layout == "rr":
+            fp16 = [GemmProblem(p.m, p.n, p.k, dtype="fp16", layout="rr") for p in got]
+            path = HERE / "train_rr_fp16_mid_m.jsonl"
+            write_problem_file(fp16, path)
+            print(f"{path.name}: {len(fp16)} problems")
 
 
 if __name__ == "__main__":
