@@ -19,9 +19,10 @@ as are shapes already in the training folders.
 
     python benchmarks/problems/make_mid_m_lists.py
 
-The fp16 list (`train_rr_fp16_mid_m.jsonl`, `data/gemm/fp16/h200/train_mid_m/`) is the bf16 rr
-list in fp16: the same cuBLAS pocket showed on the fp16 suite (128 x 57344 x 8192 at 1.74x for
-hybrid, kept cuBLAS by the heuristic), and fp16's vendor gate learns from fp16 problems only.
+The fp16 lists (`train_{rr,rc}_fp16_mid_m.jsonl`, `data/gemm/fp16/h200/train_mid_m/`) are the
+bf16 lists in fp16: the same cuBLAS pocket showed on the fp16 suite (128 x 57344 x 8192 at 1.74x
+for hybrid, kept cuBLAS by the heuristic), and fp16's vendor gate learns from fp16 problems only
+(with the rr list alone it learned "TMA at M = 128" for rc too, where cuBLAS is fine).
 """
 
 import itertools
@@ -84,14 +85,11 @@ def main():
         got = mid_m(layout, count, seed=23)
         if layout == "rr":
             got += decode_8192()
-        path = HERE / f"train_{layout}_bf16_mid_m.jsonl"
-        write_problem_file(got, path)
-        print(f"{path.name}: {len(got)} problems")
-        if layout == "rr":
-            fp16 = [GemmProblem(p.m, p.n, p.k, dtype="fp16", layout="rr") for p in got]
-            path = HERE / "train_rr_fp16_mid_m.jsonl"
-            write_problem_file(fp16, path)
-            print(f"{path.name}: {len(fp16)} problems")
+        for dtype in ("bf16", "fp16"):   # the same problems in both
+            path = HERE / f"train_{layout}_{dtype}_mid_m.jsonl"
+            write_problem_file([GemmProblem(p.m, p.n, p.k, dtype=dtype, layout=layout)
+                                for p in got], path)
+            print(f"{path.name}: {len(got)} problems")
 
 
 if __name__ == "__main__":
