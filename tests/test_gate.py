@@ -180,3 +180,29 @@ def test_gate_splits_are_part_of_the_recipe(tmp_path):
     assert recipe_options(out).gate_splits == 2
     with pytest.raises(ValueError, match="gate_splits"):
         TrainOptions(gate_splits=0)
+
+
+def test_a_pooled_gate_learns_from_every_dtype_and_is_scored_on_the_served_one(tmp_path):
+    from tilepick.data import io
+    from tilepick.model.evaluate import recipe_options
+
+    io.write_part(tmp_path / "bf16", synthetic_rows(SHAPES[:18], seed=5))
+    io.write_part(tmp_path / "fp16", synthetic_rows(SHAPES[18:30], seed=1, dtype="fp16"))
+    data = [tmp_path / "bf16", tmp_path / "fp16"]
+    out = tmp_path / "gemm_fp16_h200"
+    cvm = train(data, "fp16", "h200", out,
+                TrainOptions(folds=3, objective="lambdarank", vendor_gate="on", pool=("bf16",),
+                             gate_pool=True))
+    vg = cvm["vendor_gate"]
+    assert vg["pooled"] and vg["shipped"]
+    # fitted on both dtypes' outcomes, scored out of fold on the 12 fp16 problems only
+    assert vg["problems_with_both"] <= 12 < vg["pooled_problems_with_both"] <= 30
+    assert recipe_options(out).gate_pool is True
+    assert Predictor(out).rank(GemmProblem(300, 5000, 2000, dtype="fp16"))
+    # without pooled dtypes there is nothing more to learn from: the usual gate
+    plain = train([tmp_path / "fp16"], "fp16", "h200", tmp_path / "plain",
+                  TrainOptions(folds=3, objective="lambdarank", vendor_gate="on",
+                               gate_pool=True))
+    assert plain["vendor_gate"]["pooled"] is False
+    with pytest.raises(ValueError, match="gate_pool"):
+        TrainOptions(gate_pool=True, gate_splits=2)

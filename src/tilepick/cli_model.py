@@ -135,6 +135,9 @@ def register(app: typer.Typer) -> None:
               gate_splits: int = typer.Option(
                   1, "--gate-splits", help="the vendor gate's labels: the ranker's "
                   "out-of-fold outcome averaged over this many fold splits (seed, seed+1, ...)"),
+              gate_pool: bool = typer.Option(
+                  False, "--gate-pool", help="the vendor gate also learns from the pooled "
+                  "dtypes' problems (their out-of-fold picks; the dtype is one of its features)"),
               seed_ensemble: int = typer.Option(
                   1, "--seed-ensemble", help="the ranker: the mean of this many LightGBM runs "
                   "with seeds seed, seed+1, ... of the parameters (one booster, N x the trees)"),
@@ -157,7 +160,8 @@ def register(app: typer.Typer) -> None:
             opts = TrainOptions(objective=objective, folds=folds, seed=seed,
                                 rounds=rounds or NUM_ROUNDS, warm_start=warm_start,
                                 pool=tuple(pool), vendor_gate=vendor_gate,
-                                gate_splits=gate_splits, seed_ensemble=seed_ensemble,
+                                gate_splits=gate_splits, gate_pool=gate_pool,
+                                seed_ensemble=seed_ensemble,
                                 fold_grouping=fold_grouping, label_times=label_times,
                                 **({"catalog": catalog} if catalog else {}),
                                 **({"minority_layout_weight": minority_layout_weight}

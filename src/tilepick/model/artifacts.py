@@ -179,6 +179,7 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
                        "minority_layout_weight": opts.minority_layout_weight,
                        "stratum_balance": opts.stratum_balance,
                        "vendor_gate": opts.vendor_gate, "gate_splits": opts.gate_splits,
+                       "gate_pool": opts.gate_pool,
                        "seed_ensemble": opts.seed_ensemble,
                        "folds": opts.folds,
                        "fold_grouping": opts.fold_grouping,

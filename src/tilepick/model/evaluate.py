@@ -91,6 +91,7 @@ def recipe_options(model_dir) -> TrainOptions:
                         fold_grouping=params.get("fold_grouping", "shape"),
                         label_times=params.get("label_times", "retimed"),
                         gate_splits=int(params.get("gate_splits", 1)),
+                        gate_pool=bool(params.get("gate_pool", False)),
                         seed_ensemble=int(params.get("seed_ensemble", 1)),
                         pool=tuple(manifest.get("pooled_dtypes", ())))
 

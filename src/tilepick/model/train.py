@@ -74,6 +74,12 @@ class TrainOptions:
     # between fold seeds. Three splits tied one out of fold and did not steady validation
     # (BENCHMARKS, "Session 18"), so one stays the default
     gate_splits: int = 1
+    # the vendor gate also learns from the pooled dtypes' problems (their out-of-fold picks
+    # under the same fold models, the dtype a feature of its rows): a served dtype with few
+    # problems (fp16: ~800 against bf16's ~7,500) has too few to see cuBLAS's pockets, which
+    # are the same kernels in both (BENCHMARKS, "Session 23"). It is scored out of fold on the
+    # served problems only, as without it
+    gate_pool: bool = False
     # the ranker is the mean of this many LightGBM runs, seeds seed, seed + 1, ... of the
     # parameters (booster.average): LightGBM's own seed (bagging, feature fraction) moved the
     # rr validation mean by 0.35 point on the same data (BENCHMARKS, "Session 18")
@@ -100,6 +106,9 @@ class TrainOptions:
                              f"got {self.vendor_gate!r}")
         if self.gate_splits < 1:
             raise ValueError(f"gate_splits must be >= 1, got {self.gate_splits}")
+        if self.gate_pool and self.gate_splits > 1:
+            raise ValueError("gate_pool learns from one fold split's picks; it cannot average "
+                             f"gate_splits={self.gate_splits}")
         if self.seed_ensemble < 1:
             raise ValueError(f"seed_ensemble must be >= 1, got {self.seed_ensemble}")
         if self.warm_start and self.seed_ensemble > 1:
@@ -121,6 +130,9 @@ class ObjectiveResult:
     calibration: dict
     train_s: float
     scored: Dataset             # the problems the metrics are of (the served dtype's)
+    # the cascade keys of every row of the dataset, pooled dtypes' out of fold too (only when
+    # TrainOptions.gate_pool asks; None otherwise)
+    pooled_keys: np.ndarray | None = None
 
 
 def _log_time_r2(ds: Dataset, pred_tflops: np.ndarray) -> dict:
@@ -156,31 +168,36 @@ def _fit(ds: Dataset, obj: Objective, opts: TrainOptions, rounds: int | None = N
 
 
 def _fold_scores(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: TrainOptions,
-                 keep_models: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+                 keep_models: bool, pooled: bool = False):
     """Out-of-fold (stage-1 scores, full scores, cascade keys) of the served rows, and the
-    fold models if kept: fold models trained on every dtype of ``ds``."""
+    fold models if kept: fold models trained on every dtype of ``ds``. With ``pooled``, a
+    fifth value: the cascade keys of every row (the pooled dtypes' problems scored out of
+    fold too), else None."""
     stage1 = np.full(len(ds), np.nan)
     full = np.full(len(ds), np.nan)
     models = []
     s1 = opts.cascade.stage1_trees
     for fold in folds:
         booster = _fit(ds.subset_problems(fold.train), obj, opts)
-        rows = (fold.test & ds.served)[ds.problem_index]
+        rows = (fold.test if pooled else fold.test & ds.served)[ds.problem_index]
         stage1[rows] = booster.predict(ds.x[rows], raw_score=True, num_iteration=s1)
         full[rows] = booster.predict(ds.x[rows], raw_score=True)
         if keep_models:
             models.append(booster)
+    every = cascade_keys(ds.problem_index, stage1, full, opts.cascade.stage2_top) \
+        if pooled else None
     served_rows = ds.served[ds.problem_index]
     stage1, full = stage1[served_rows], full[served_rows]
     keys = cascade_keys(ds.problem_index[served_rows], stage1, full, opts.cascade.stage2_top)
-    return stage1, full, keys, models
+    return stage1, full, keys, models, every
 
 
 def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: TrainOptions,
                        scale_oof: np.ndarray, keep_models: bool) -> ObjectiveResult:
     """Fold models trained on every dtype of ``ds``; scored on the served dtype's problems."""
     t0 = time.perf_counter()
-    stage1, full, keys, models = _fold_scores(ds, obj, folds, opts, keep_models)
+    stage1, full, keys, models, every = _fold_scores(ds, obj, folds, opts, keep_models,
+                                                     pooled=opts.gate_pool and bool(opts.pool))
     train_s = time.perf_counter() - t0
     sc = ds.served_only()
     scale_oof = scale_oof[ds.served]
@@ -198,7 +215,7 @@ def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: 
     summary["train_s"] = round(train_s, 1)
     return ObjectiveResult(obj.name, stage1, full, keys, table, summary, models,
                            {"stage1": cal_stage1.to_dict(), "full": cal_full.to_dict()}, train_s,
-                           sc)
+                           sc, every)
 
 
 def choose(results: dict[str, ObjectiveResult]) -> str:
@@ -244,6 +261,27 @@ def gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], served: np.ndar
     return GateResult(keys, table, summary, raw, y, has, _ceiling(res, own))
 
 
+def pooled_gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
+                            seed: int) -> tuple[GateResult, tuple]:
+    """As :func:`gate_out_of_fold`, but each fold's gate is fitted on the other folds'
+    problems of every dtype of ``ds`` (``res.pooled_keys``: the pooled problems' out-of-fold
+    picks) and called on the fold's served problems. Also returns (problem rows, outcomes,
+    has outcome) of every problem, for the gate to ship."""
+    sc = res.scored
+    if not np.array_equal(ds.problem_keys[ds.served], sc.problem_keys):
+        raise ValueError("the served problems are not the scored ones, in order")
+    x = gate.problem_matrix(ds.x[ds.starts])
+    masks = [(f.train, f.test & ds.served) for f in folds]
+    raw_all, y_all, has_all = gate.out_of_fold(ds.problem_index, ds.config_ids, ds.tflops,
+                                               res.pooled_keys, x, masks, seed)
+    raw, y, has = raw_all[ds.served], y_all[ds.served], has_all[ds.served]
+    keys = gate.apply(sc.problem_index, sc.config_ids, res.keys, raw)
+    table = metrics.per_problem(sc.problem_index, sc.tflops, keys)
+    summary = metrics.method_summary(table, sc.frame["m"].to_numpy()[sc.starts])
+    result = GateResult(keys, table, summary, raw, y, has, _ceiling(res, (y, has)))
+    return result, (x, y_all, has_all)
+
+
 def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
                  opts: TrainOptions, log) -> tuple[lgb.Booster | None, dict]:
     """The gate to ship (or None) and what cv_metrics.json says of it."""
@@ -256,8 +294,15 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
                         f"over {opts.gate_splits} fold split(s)")}
     if opts.vendor_gate == "off":
         return None, report
-    extra = extra_split_keys(ds, OBJECTIVES[chosen.name], opts) if opts.gate_splits > 1 else []
-    g = gate_out_of_fold(chosen, folds, ds.served, opts.seed, extra)
+    pooled = chosen.pooled_keys is not None
+    report["pooled"] = pooled
+    if pooled:
+        g, (x_all, y_all, has_all) = pooled_gate_out_of_fold(chosen, folds, ds, opts.seed)
+        report["pooled_problems_with_both"] = int(has_all.sum())
+    else:
+        extra = extra_split_keys(ds, OBJECTIVES[chosen.name], opts) \
+            if opts.gate_splits > 1 else []
+        g = gate_out_of_fold(chosen, folds, ds.served, opts.seed, extra)
     ranker = chosen.summary
     report.update(ranker={k: ranker[k] for k in ("mean", "median", "p10", "min")},
                   gated=g.summary, perfect_call=g.perfect,
@@ -268,9 +313,11 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
         f"{g.perfect['mean']:.4f} / {g.perfect['p10']:.4f})")
     if opts.vendor_gate == "auto" and not g.summary["mean"] > ranker["mean"]:
         return None, report
+    report["shipped"] = True
+    if pooled:
+        return gate.fit(x_all[has_all], y_all[has_all], opts.seed), report
     sc = chosen.scored
     x = gate.problem_matrix(sc.x[sc.starts])
-    report["shipped"] = True
     return gate.fit(x[g.has_outcome], g.outcome[g.has_outcome], opts.seed), report
 
 
