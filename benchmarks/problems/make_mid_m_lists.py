@@ -26,10 +26,9 @@ for hybrid, kept cuBLAS by the heuristic), and fp16's vendor gate learns from fp
 """
 
 import itertools
-import random
 from pathlib import Path
 
-from make_rr_decode_lists import DATA, suite_weights, validation_shapes
+from make_rr_decode_lists import DATA, draw, validation_shapes
 
 from tilepick.bench.shapes import write_problem_file
 from tilepick.data.io import read_frame
@@ -57,20 +56,8 @@ def trained_shapes() -> set[tuple[int, int, int, str]]:
 
 
 def mid_m(layout: str, count: int, seed: int) -> list[GemmProblem]:
-    skip_w, skip_s, skip_t = suite_weights(), validation_shapes(), trained_shapes()
-    weights = [(n, k) for n, k in itertools.product(N_VALUES, K_VALUES) if (n, k) not in skip_w]
-    rng = random.Random(seed)
-    ms = [m for m, w in M_WEIGHTS.items() for _ in range(w)]
-    seen: set[tuple[int, int, int]] = set()
-    out = []
-    while len(out) < count:
-        n, k = rng.choice(weights)
-        shape = (rng.choice(ms), n, k)
-        if shape in seen or shape in skip_s or shape + (layout,) in skip_t:
-            continue
-        seen.add(shape)
-        out.append(GemmProblem(*shape, dtype="bf16", layout=layout))
-    return out
+    trained = {(m, n, k) for m, n, k, lay in trained_shapes() if lay == layout}
+    return draw(count, seed, M_WEIGHTS, N_VALUES, K_VALUES, layout, skip=trained)
 
 
 def decode_8192() -> list[GemmProblem]:

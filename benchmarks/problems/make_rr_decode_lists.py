@@ -45,11 +45,15 @@ def validation_shapes() -> set[tuple[int, int, int]]:
     return out
 
 
-def problems(count: int = COUNT, seed: int = 22) -> list[GemmProblem]:
-    skip_w, skip_s = suite_weights(), validation_shapes()
-    weights = [(n, k) for n, k in itertools.product(N_VALUES, K_VALUES) if (n, k) not in skip_w]
+def draw(count: int, seed: int, m_weights: dict, n_values, k_values, layout: str = "rr",
+         skip=frozenset()) -> list[GemmProblem]:
+    """``count`` distinct bf16 problems: a weight (N, K) of the grid that is not one of the
+    suite's, an M by ``m_weights``; shapes (M, N, K) in ``skip`` or the validation sets are
+    drawn again."""
+    skip_w, skip_s = suite_weights(), validation_shapes() | set(skip)
+    weights = [(n, k) for n, k in itertools.product(n_values, k_values) if (n, k) not in skip_w]
     rng = random.Random(seed)
-    ms = [m for m, w in M_WEIGHTS.items() for _ in range(w)]
+    ms = [m for m, w in m_weights.items() for _ in range(w)]
     seen: set[tuple[int, int, int]] = set()
     out = []
     while len(out) < count:
@@ -58,8 +62,12 @@ def problems(count: int = COUNT, seed: int = 22) -> list[GemmProblem]:
         if shape in seen or shape in skip_s:
             continue
         seen.add(shape)
-        out.append(GemmProblem(*shape, dtype="bf16", layout="rr"))
+        out.append(GemmProblem(*shape, dtype="bf16", layout=layout))
     return out
+
+
+def problems(count: int = COUNT, seed: int = 22) -> list[GemmProblem]:
+    return draw(count, seed, M_WEIGHTS, N_VALUES, K_VALUES)
 
 
 def main():
