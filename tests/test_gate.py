@@ -199,6 +199,10 @@ def test_a_pooled_gate_learns_from_every_dtype_and_is_scored_on_the_served_one(t
     assert vg["problems_with_both"] <= 12 < vg["pooled_problems_with_both"] <= 30
     assert recipe_options(out).gate_pool is True
     assert Predictor(out).rank(GemmProblem(300, 5000, 2000, dtype="fp16"))
+    # evaluate follows the recipe: the same pooled gate, out of fold, the same figures
+    rep = evaluate(data, out)
+    assert rep["problems"] == 12
+    assert rep["methods"]["model top-1"]["mean"] == pytest.approx(vg["gated"]["mean"])
     # without pooled dtypes there is nothing more to learn from: the usual gate
     plain = train([tmp_path / "fp16"], "fp16", "h200", tmp_path / "plain",
                   TrainOptions(folds=3, objective="lambdarank", vendor_gate="on",
