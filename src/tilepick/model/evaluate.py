@@ -32,9 +32,7 @@ from tilepick.model.dataset import DataError, Dataset, load
 from tilepick.model.objectives import NUM_ROUNDS, OBJECTIVES
 from tilepick.model.ranking import CascadeSettings, Calibration, score_gaps
 from tilepick.model.train import (ObjectiveResult, TrainOptions, evaluate_objective,
-                                  extra_split_keys, gate_out_of_fold,
-                                  pooled_gate_out_of_fold,
-                                  scale_out_of_fold)
+                                  recipe_gate_out_of_fold, scale_out_of_fold)
 
 STATIC_MIN_COVERAGE = 0.10
 TOP_K = (2, 4, 8)
@@ -139,12 +137,8 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     res = evaluate_objective(pooled, obj, folds, opts, scale_oof, keep_models=False)
     keys, model_table = res.keys, res.table
     gated = meta.get("ensemble", {}).get("gate_column") is not None
-    if gated and res.pooled_keys is not None:   # the recipe's gate learns from the pool too
-        g, _ = pooled_gate_out_of_fold(res, folds, pooled, opts.seed)
-    elif gated:   # the recipe's vendor gate, fitted out of fold on the ranker's picks
-        g = gate_out_of_fold(res, folds, pooled.served, opts.seed,
-                             extra_split_keys(pooled, obj, opts))
-    if gated:
+    if gated:   # the recipe's vendor gate, fitted out of fold on the ranker's picks
+        g = recipe_gate_out_of_fold(res, folds, pooled, opts)
         keys, model_table = g.keys, g.table
         log(f"vendor gate: mean {res.summary['mean']:.4f} -> {g.summary['mean']:.4f}")
     # Everything below scores the served dtype's problems on the same folds.

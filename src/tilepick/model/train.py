@@ -184,12 +184,15 @@ def _fold_scores(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: TrainO
         full[rows] = booster.predict(ds.x[rows], raw_score=True)
         if keep_models:
             models.append(booster)
-    every = cascade_keys(ds.problem_index, stage1, full, opts.cascade.stage2_top) \
-        if pooled else None
     served_rows = ds.served[ds.problem_index]
-    stage1, full = stage1[served_rows], full[served_rows]
-    keys = cascade_keys(ds.problem_index[served_rows], stage1, full, opts.cascade.stage2_top)
-    return stage1, full, keys, models, every
+    if pooled:   # per-problem keys: the served rows' are a slice of every row's
+        every = cascade_keys(ds.problem_index, stage1, full, opts.cascade.stage2_top)
+        keys = every[served_rows]
+    else:
+        every = None
+        keys = cascade_keys(ds.problem_index[served_rows], stage1[served_rows],
+                            full[served_rows], opts.cascade.stage2_top)
+    return stage1[served_rows], full[served_rows], keys, models, every
 
 
 def evaluate_objective(ds: Dataset, obj: Objective, folds: list[cv.Fold], opts: TrainOptions,
@@ -233,6 +236,9 @@ class GateResult:
     outcome: np.ndarray         # per problem: log(cuBLAS / the ranker's first Triton pick)
     has_outcome: np.ndarray
     perfect: dict               # mean / P10 had every call been right (the ceiling)
+    # (problem rows, outcomes, has outcome) the gate to ship is fitted on: the scored
+    # problems', or every dtype's for a pooled gate
+    fit_on: tuple
 
 
 def extra_split_keys(ds: Dataset, obj: Objective, opts: TrainOptions) -> list[np.ndarray]:
@@ -253,20 +259,17 @@ def gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], served: np.ndar
     x = gate.problem_matrix(sc.x[sc.starts])
     raw, y, has = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys, x,
                                    masks, seed, extra_keys=extra_keys)
-    keys = gate.apply(sc.problem_index, sc.config_ids, res.keys, raw)
-    table = metrics.per_problem(sc.problem_index, sc.tflops, keys)
-    summary = metrics.method_summary(table, sc.frame["m"].to_numpy()[sc.starts])
     # the ceiling is of this split's own outcomes: the labels are those unless averaged
     own = None if len(extra_keys) else (y, has)
-    return GateResult(keys, table, summary, raw, y, has, _ceiling(res, own))
+    return _gated(res, raw, y, has, own, (x, y, has))
 
 
 def pooled_gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
-                            seed: int) -> tuple[GateResult, tuple]:
+                            seed: int) -> GateResult:
     """As :func:`gate_out_of_fold`, but each fold's gate is fitted on the other folds'
     problems of every dtype of ``ds`` (``res.pooled_keys``: the pooled problems' out-of-fold
-    picks) and called on the fold's served problems. Also returns (problem rows, outcomes,
-    has outcome) of every problem, for the gate to ship."""
+    picks) and called on the fold's served problems; the gate to ship is fitted on every
+    problem's outcome."""
     sc = res.scored
     if not np.array_equal(ds.problem_keys[ds.served], sc.problem_keys):
         raise ValueError("the served problems are not the scored ones, in order")
@@ -274,12 +277,28 @@ def pooled_gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], ds: Data
     masks = [(f.train, f.test & ds.served) for f in folds]
     raw_all, y_all, has_all = gate.out_of_fold(ds.problem_index, ds.config_ids, ds.tflops,
                                                res.pooled_keys, x, masks, seed)
-    raw, y, has = raw_all[ds.served], y_all[ds.served], has_all[ds.served]
+    y, has = y_all[ds.served], has_all[ds.served]
+    return _gated(res, raw_all[ds.served], y, has, (y, has), (x, y_all, has_all))
+
+
+def _gated(res: ObjectiveResult, raw, y, has, own, fit_on) -> GateResult:
+    """The scored problems' ranking with the gate's out-of-fold calls ``raw`` applied."""
+    sc = res.scored
     keys = gate.apply(sc.problem_index, sc.config_ids, res.keys, raw)
     table = metrics.per_problem(sc.problem_index, sc.tflops, keys)
     summary = metrics.method_summary(table, sc.frame["m"].to_numpy()[sc.starts])
-    result = GateResult(keys, table, summary, raw, y, has, _ceiling(res, (y, has)))
-    return result, (x, y_all, has_all)
+    return GateResult(keys, table, summary, raw, y, has, _ceiling(res, own), fit_on)
+
+
+def recipe_gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
+                            opts: TrainOptions) -> GateResult:
+    """The recipe's vendor gate out of fold, as training fits it and evaluate scores it:
+    pooled where the ranker scored the pool (``gate_pool``), else on the served problems with
+    ``gate_splits``' further draws."""
+    if res.pooled_keys is not None:
+        return pooled_gate_out_of_fold(res, folds, ds, opts.seed)
+    return gate_out_of_fold(res, folds, ds.served, opts.seed,
+                            extra_split_keys(ds, OBJECTIVES[res.name], opts))
 
 
 def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
@@ -294,15 +313,10 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
                         f"over {opts.gate_splits} fold split(s)")}
     if opts.vendor_gate == "off":
         return None, report
-    pooled = chosen.pooled_keys is not None
-    report["pooled"] = pooled
-    if pooled:
-        g, (x_all, y_all, has_all) = pooled_gate_out_of_fold(chosen, folds, ds, opts.seed)
-        report["pooled_problems_with_both"] = int(has_all.sum())
-    else:
-        extra = extra_split_keys(ds, OBJECTIVES[chosen.name], opts) \
-            if opts.gate_splits > 1 else []
-        g = gate_out_of_fold(chosen, folds, ds.served, opts.seed, extra)
+    g = recipe_gate_out_of_fold(chosen, folds, ds, opts)
+    report["pooled"] = chosen.pooled_keys is not None
+    if report["pooled"]:
+        report["pooled_problems_with_both"] = int(g.fit_on[2].sum())
     ranker = chosen.summary
     report.update(ranker={k: ranker[k] for k in ("mean", "median", "p10", "min")},
                   gated=g.summary, perfect_call=g.perfect,
@@ -314,11 +328,8 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
     if opts.vendor_gate == "auto" and not g.summary["mean"] > ranker["mean"]:
         return None, report
     report["shipped"] = True
-    if pooled:
-        return gate.fit(x_all[has_all], y_all[has_all], opts.seed), report
-    sc = chosen.scored
-    x = gate.problem_matrix(sc.x[sc.starts])
-    return gate.fit(x[g.has_outcome], g.outcome[g.has_outcome], opts.seed), report
+    x, y, has = g.fit_on
+    return gate.fit(x[has], y[has], opts.seed), report
 
 
 def _ceiling(res: ObjectiveResult, outcomes: tuple | None = None) -> dict:
