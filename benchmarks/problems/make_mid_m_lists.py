@@ -25,13 +25,13 @@ for hybrid, kept cuBLAS by the heuristic), and fp16's vendor gate learns from fp
 (with the rr list alone it learned "TMA at M = 128" for rc too, where cuBLAS is fine).
 """
 
+import functools
 import itertools
 from pathlib import Path
 
-from make_rr_decode_lists import DATA, draw, validation_shapes
+from make_rr_decode_lists import draw, shapes_in, validation_shapes
 
 from tilepick.bench.shapes import write_problem_file
-from tilepick.data.io import read_frame
 from tilepick.problem import GemmProblem
 
 HERE = Path(__file__).parent
@@ -47,12 +47,9 @@ DECODE_K = (5120, 6144, 7168, 9216)
 TRAIN_FOLDERS = ("train_rr", "train_rc", "train_narrow", "train_narrow_rc", "train_rr_decode")
 
 
-def trained_shapes() -> set[tuple[int, int, int, str]]:
-    out = set()
-    for name in TRAIN_FOLDERS:
-        df = read_frame(DATA / name)[["m", "n", "k", "layout"]].drop_duplicates()
-        out |= set(map(tuple, df.itertuples(index=False)))
-    return out
+@functools.cache
+def trained_shapes() -> frozenset[tuple[int, int, int, str]]:
+    return shapes_in(TRAIN_FOLDERS, ("m", "n", "k", "layout"))
 
 
 def mid_m(layout: str, count: int, seed: int) -> list[GemmProblem]:

@@ -14,6 +14,7 @@ out, so neither the suite nor validation is trained on.
     python benchmarks/problems/make_rr_decode_lists.py
 """
 
+import functools
 import itertools
 import random
 import sys
@@ -37,12 +38,18 @@ def suite_weights() -> set[tuple[int, int]]:
     return {(p.n, p.k) for name in SUITE_MODELS for p in llm_projections(MODELS[name])}
 
 
-def validation_shapes() -> set[tuple[int, int, int]]:
+def shapes_in(folders, columns=("m", "n", "k")) -> frozenset[tuple]:
+    """The distinct ``columns`` of the problems in these dataset folders (under DATA)."""
     out = set()
-    for name in ("validation", "validation_rc"):
-        df = read_frame(DATA / name)[["m", "n", "k"]].drop_duplicates()
+    for name in folders:
+        df = read_frame(DATA / name)[list(columns)].drop_duplicates()
         out |= set(map(tuple, df.itertuples(index=False)))
-    return out
+    return frozenset(out)
+
+
+@functools.cache
+def validation_shapes() -> frozenset[tuple[int, int, int]]:
+    return shapes_in(("validation", "validation_rc"))
 
 
 def draw(count: int, seed: int, m_weights: dict, n_values, k_values, layout: str = "rr",
