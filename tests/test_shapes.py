@@ -177,10 +177,10 @@ def test_train_extra_adds_new_weight_shapes_only_for_training():
     assert len(few) == 100 and len({(p.n, p.k) for p in few}) >= 50   # round-robin over (N, K)
 
 
-def assert_training_only(problems, layout):
+def assert_training_only(problems, layout, dtype="bf16"):
     """No (M, N, K) of the train or validation pools, no weight shape (N, K) of the held-out
     families: what every training-only set promises."""
-    train, val = S.training_and_validation("bf16", layout, 0, None, None)
+    train, val = S.training_and_validation(dtype, layout, 0, None, None)
     assert not mnk(problems) & (mnk(train) | mnk(val))
     held = {(p.n, p.k) for name, cfg in S.MODELS.items() if cfg.family in S.HOLDOUT_FAMILIES
             for p in S.llm_projections(name)}
@@ -222,6 +222,31 @@ def test_train_midm_covers_round_batches_on_power_of_two_weights():
     assert all(48 <= p.m <= 320 and p.n % 256 == 0 and p.k % 256 == 0 for p in mid)
     assert sum(p.m == 128 for p in mid) >= 20 and sum(p.n % 4096 == 0 for p in mid) >= 100
     assert_training_only(mid, "rr")
+
+
+def test_train_small_k_covers_tiny_k_under_large_aligned_and_odd_outputs():
+    small = S.train_small_k("fp8e4m3", "rc", 0)
+    assert len(small) == 160 and small == S.train_small_k("fp8e4m3", "rc", 0)
+    assert S.problem_set("train_small_k", "fp8e4m3", "rc", 0, 30) == small[:30]
+    assert all(1 <= p.k <= 64 and 1 << 16 <= p.m * p.n <= 1 << 27 for p in small)
+    assert all(16 <= p.m <= 65536 and 16 <= p.n <= 65536 for p in small)
+    aligned = sum(p.n % 16 == 0 for p in small)
+    assert 80 <= aligned <= 120                # the odd-N half is mostly unaligned
+    assert sum(p.k <= 8 for p in small) >= 60 and {1, 2} <= {p.k for p in small}
+    assert_training_only(small, "rc", "fp8e4m3")
+    assert {p.dtype.value for p in small} == {"fp8e4m3"}
+
+
+def test_train_thin_long_k_alternates_decode_steps_and_tiny_outputs():
+    thin = S.train_thin_long_k("fp8e4m3", "rc", 0)
+    assert len(thin) == 160 and thin == S.train_thin_long_k("fp8e4m3", "rc", 0)
+    decode = [p for p in thin if p.m <= 4 and p.n <= 4096 and 1024 <= p.k <= 65536]
+    tiny = [p for p in thin if p.m <= 128 and p.n <= 128 and 2048 <= p.k <= 262144]
+    assert len(decode) >= 80 and len(tiny) >= 80
+    assert all(p in decode or p in tiny for p in thin)
+    assert max(p.k for p in tiny) > 65536      # beyond the decode half's K
+    assert_training_only(thin, "rc", "fp8e4m3")
+    assert S.train_thin_long_k("bf16", "rr", 0) != S.train_thin_long_k("bf16", "rr", 1)
 
 
 # -- problem files ---------------------------------------------------------------------------------

@@ -45,7 +45,8 @@ __all__ = [
     "MAX_MATRIX_ELEMENTS", "MAX_PROBLEM_BYTES", "ModelConfig", "MODELS", "HOLDOUT_FAMILIES",
     "Projection", "llm_projections", "token_counts", "within_caps", "llm", "square",
     "random_loguniform", "tall_skinny", "k_heavy", "edge_cases", "mixed",
-    "training_and_validation", "train_extra", "train_narrow", "train_decode", "train_midm", "EXTRA_MODELS", "NAMED_SETS", "problem_set", "resolve_problems",
+    "training_and_validation", "train_extra", "train_narrow", "train_decode", "train_midm",
+    "train_small_k", "train_thin_long_k", "EXTRA_MODELS", "NAMED_SETS", "problem_set", "resolve_problems",
     "ProblemFileError", "read_problem_file", "write_problem_file",
     "DEFAULT_N_TRAIN", "DEFAULT_N_VAL",
 ]
@@ -695,6 +696,48 @@ def train_midm(dtype="bf16", layout: str = "rr", seed: int = 0,
                                 else count, draw)
 
 
+def train_small_k(dtype="bf16", layout: str = "rr", seed: int = 0,
+                  count: int | None = 160) -> list[GemmProblem]:
+    """Outer-product-like problems: K in [1, 64] (half of them K <= 8) under an output of
+    2^16-2^27 elements, M and N log-uniform in [16, 65536], N a multiple of 16 on every other
+    draw. Why: on the fp8 validation set the three worst picks (46-48% of the best) are K = 1
+    and K = 56 problems with N a multiple of 8, where the TMA-repack kernel runs ~2x the
+    pointer kernel; the fp8 training data has 60 problems with K <= 64 and only two of them
+    with an output that aligned and that large, both won by TMA-repack, while on the odd-N
+    ones the pointer kernel wins 2-3x (BENCHMARKS, "Session 24"). Never an (M, N, K) of the
+    validation or the train pool, nor a weight shape (N, K) of the held-out families."""
+    def draw(rng, have):
+        k = _loguniform_int(rng, 1, 8) if have % 4 < 2 else _loguniform_int(rng, 9, 64)
+        while True:
+            m, n = _loguniform_int(rng, 16, 65536), _loguniform_int(rng, 16, 65536)
+            if have % 2 == 0:
+                n = 16 * max(1, round(n / 16))
+            if (1 << 16) <= m * n <= (1 << 27):
+                return m, n, k
+    return _training_only_draws(dtype, layout, seed, "train_small_k", 160 if count is None
+                                else count, draw)
+
+
+def train_thin_long_k(dtype="bf16", layout: str = "rr", seed: int = 0,
+                      count: int | None = 160) -> list[GemmProblem]:
+    """Thin outputs over long K, alternately: decode steps (M in [1, 4], N log-uniform in
+    [1, 4096], K in [1024, 65536]) and tiny outputs (M, N log-uniform in [1, 128], K in
+    [2048, 262144]). Why: after the small-K problems, the fp8 validation set's worst picks are
+    here: the GEMV's K block on a 17-wide output (54% of the best with K blocks of 256 where
+    2048 wins), and the fused split-K's split count on tiny outputs (70-76% with 16 splits where
+    32 win); the fp8 training data has 167 problems with M x N <= 2^16 and K >= 2048, bf16's
+    1,528 (BENCHMARKS, "Session 24"). Never an (M, N, K) of the validation or the train pool,
+    nor a weight shape (N, K) of the held-out families."""
+    def draw(rng, have):
+        if have % 2 == 0:
+            return (_loguniform_int(rng, 1, 4), _loguniform_int(rng, 1, 4096),
+                    _loguniform_int(rng, 1024, 65536))
+        return (_loguniform_int(rng, 1, 128), _loguniform_int(rng, 1, 128),
+                _loguniform_int(rng, 2048, 262144))
+    return _training_only_draws(dtype, layout, seed, "train_thin_long_k", 160 if count is None
+                                else count, draw)
+
+
 def mixed(dtype="bf16", layout: str = "rr", seed: int = 0,
           count: int | None = 1000) -> list[GemmProblem]:
     """A blend of every generator (40% LLM, 25% random, 10% each square / tall-skinny /
@@ -773,6 +816,8 @@ NAMED_SETS: dict[str, ProblemSetFn] = {
     "train_narrow": train_narrow,
     "train_decode": train_decode,
     "train_midm": train_midm,
+    "train_small_k": train_small_k,
+    "train_thin_long_k": train_thin_long_k,
     "mixed": mixed,
 }
 
