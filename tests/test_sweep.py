@@ -13,7 +13,7 @@ from tilepick import config as cfg
 from tilepick import solvers
 from tilepick.bench import sweep as sweep_mod
 from tilepick.bench.compile_pool import CompileResult
-from tilepick.bench.sweep import SweepOptions, config_pool, run_sweep, sample_configs
+from tilepick.bench.sweep import ALWAYS, SweepOptions, config_pool, run_sweep, sample_configs
 from tilepick.cli import app
 from tilepick.data import io
 from tilepick.data.schema import NAMES, SCHEMA
@@ -112,6 +112,20 @@ def test_config_pool_restricts_configs():
     assert len(sampled) == 5 and all(c.id in big for c in sampled)
     # an empty intersection gives no configs (the problem is then measured on cuBLAS only)
     assert sample_configs(WIDE, 3, random.Random(0), pool=set()) == []
+
+
+def test_pool_seed_moves_the_pool_and_keeps_the_problem_sampler():
+    """A campaign continuing a seeded problem list keeps --seed (the per-problem samplers and
+    the problem order) and moves --pool-seed, so successive sweeps measure other configs."""
+    from tilepick.bench.sweep import plan_configs
+
+    base = SweepOptions(sample=None, pool=20, seed=0)
+    (_, same), = plan_configs([WIDE], base)
+    (_, also), = plan_configs([WIDE], SweepOptions(sample=None, pool=20, seed=0, pool_seed=0))
+    (_, moved), = plan_configs([WIDE], SweepOptions(sample=None, pool=20, seed=0, pool_seed=5))
+    assert same == also                         # None means the sweep's seed, as before
+    assert {c.id for c in moved} != {c.id for c in same}
+    assert {c.id for c in moved} <= config_pool(20, 5) | ALWAYS
 
 
 # -- end to end ------------------------------------------------------------------------------

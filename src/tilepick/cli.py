@@ -179,6 +179,7 @@ def sweep(problems: str = typer.Option(..., "--problems",
           top_up: Optional[int] = typer.Option(None, "--top-up", help="with --problems DATASET: bring each problem to N measured configs, drawing only configs the dataset lacks (problems closest to N first; rows of configs it has are not written)"),
           order: str = typer.Option("id", "--order", help="measuring order per problem: id, or model (the model's likely winners first: the early-stop bound tightens at once; same configs measured)"),
           pool: Optional[int] = typer.Option(None, "--pool", help="distinct configs per family for the whole sweep (bounds compilation)"),
+          pool_seed: Optional[int] = typer.Option(None, "--pool-seed", help="seed of the --pool draw (default: --seed); vary it across sweeps so the data covers each family's space"),
           count: Optional[int] = typer.Option(None, "--count", help="problems to take from a named set"),
           limit: Optional[int] = typer.Option(None, "--limit", help="measure at most this many new problems"),
           min_tflop: float = typer.Option(0.0, "--min-tflop", help="only problems of at least this many TFLOP (2MNK*batch/1e12)"),
@@ -228,7 +229,8 @@ def sweep(problems: str = typer.Option(..., "--problems",
     if limit is not None:
         done = io.done_problems(out)
         plist = [p for p in plist if p.key() not in done][:limit]
-    opts = SweepOptions(families=family, sample=sample, pool=pool, seed=seed, processes=processes,
+    opts = SweepOptions(families=family, sample=sample, pool=pool, pool_seed=pool_seed, seed=seed,
+                        processes=processes,
                         retime_top=retime_top, rounds=rounds, noise_fraction=noise_fraction,
                         screen=ScreenSettings(long_ms=check_probe_ms, chunk=screen_chunk),
                         model_top=model_top, model_dir=model,
