@@ -405,6 +405,10 @@ def test_invalid_rows_in_summary_file_and_data_summary(invalid_sweep):
     s = json.loads(res.stdout)
     assert s["rows"] == 4 and s["valid_rows"] == 1 and s["problems"] == 1
     assert s["invalid_by_reason"] == {"invalid": 1, "wrong": 1, "compile": 1}
+    df = io.read_frame(out)
+    fams = df[df.family != "gemm.cublas"].groupby("family").config_id.nunique()
+    assert s["configs_measured"] == {f: f"{n} of {len(cfg.space(f))}" for f, n in fams.items()}
+    assert "gemm.cublas" not in s["configs_measured"]   # not a space: one "config"
 
 
 def test_wrong_result_from_unwritten_output(tmp_path, monkeypatch):
