@@ -131,10 +131,28 @@ def summarize(rows):
                        for n in names if any(n in r["ms"] and r["problem"].split(".")[2] == lay
                                              for r in rows)}
                  for lay in ("rr", "rc")}
+    paired = {n: [p for p in (paired_speedup(r, n) for r in rows) if p is not None]
+              for n in names}
     return {"problems": len(rows), "problems_per_method": {n: len(v) for n, v in ratio.items()},
             "geomean_speedup_vs_torch": geo,
             "worst_speedup_vs_torch": worst, "geomean_by_layout": by_layout,
+            "paired_geomean_speedup_vs_torch": {
+                n: math.exp(statistics.mean(math.log(x) for x in v)) for n, v in paired.items()
+                if v},
+            "paired_worst_speedup_vs_torch": {n: min(v) for n, v in paired.items() if v},
+            "paired_rows_below_0.97": {n: sum(x < 0.97 for x in v) for n, v in paired.items()},
             "tuning_s_total": tuning}
+
+
+def paired_speedup(row, name):
+    """torch.matmul's time over the method's, round by round (the two ran moments apart in
+    each round), the median of those ratios; None for a row without round times. Why: the
+    ratio of two medians takes each from rounds of its own, so a clock change between rounds
+    moves one and not the other; within a round both see it."""
+    rounds = row.get("rounds_ms", {})
+    if name not in rounds or "torch" not in rounds:
+        return None
+    return statistics.median(t / m for t, m in zip(rounds["torch"], rounds[name]))
 
 
 def main():
@@ -216,6 +234,8 @@ def main():
             timed = interleaved(fns, rounds=args.rounds, warmup=1, reps=30, max_ms=40)
             row["ms"] = {name: timed[cid].ms for name, cid in row["choice"].items() if cid}
             row["spread"] = {name: timed[cid].spread for name, cid in row["choice"].items() if cid}
+            row["rounds_ms"] = {name: list(timed[cid].rounds_ms)
+                                for name, cid in row["choice"].items() if cid}
             if "max_autotune" in timed:
                 row["ms"]["max_autotune"] = timed["max_autotune"].ms
                 row["spread"]["max_autotune"] = timed["max_autotune"].spread

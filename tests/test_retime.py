@@ -91,6 +91,10 @@ def test_retime_end_to_end(swept, tmp_path):
     assert new["sweep_id"].str.startswith("rt-").all() and new["sweep_id"].nunique() == 1
     assert new["retimed"].all() and not new["timing_meaningful"].any()
     assert (new["reps"] == opts.rounds).all()              # one call a round in the interpreter
+    # every row keeps its rounds, in order; its time is their median
+    import statistics
+    assert all(len(r) == opts.rounds for r in new["round_ms"])
+    assert [statistics.median(r) for r in new["round_ms"]] == pytest.approx(list(new["time_ms"]))
     for key, g in new.groupby("problem_key"):
         assert CUBLAS_ID in set(g["config_id"])
         old = before[before["problem_key"] == key]

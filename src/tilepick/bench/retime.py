@@ -16,7 +16,9 @@ in a spawned pool, launched once each (one that fails is left out and counted), 
 in ``rounds`` interleaved rounds by the sweep's protocol
 (:func:`tilepick.bench.timing.interleaved`). Each becomes a row of a new sweep: the
 old row's fields with the round medians' median as its time, ``retimed`` set, the round
-spread, the 20/80% quantiles of the round medians, the pass's provenance and date. The loader
+spread, the 20/80% quantiles of the round medians, the round medians themselves
+(``round_ms``, in round order: a problem's contenders share its rounds, so a pick and the
+oracle can be compared round by round), the pass's provenance and date. The loader
 prefers the latest re-timing of a (problem, config) (:func:`tilepick.model.dataset.clean`), so
 the rows are added next to the dataset's chunks and the old ones stay as measured; and
 ``validate`` scores a problem that has a pass *inside* it (``within_pass``): every method's
@@ -315,7 +317,8 @@ def _retime_problem(key, ids, compiled, group, opts, prov, sweep_id, buffer, fai
         row.update(problem_key=key, config_id=cid, **prov, date=date, sweep_id=sweep_id,
                    time_ms=r.ms, retimed=True, retime_spread=r.spread,
                    time_p20_ms=_quantile(r.rounds_ms, 0.2),
-                   time_p80_ms=_quantile(r.rounds_ms, 0.8), reps=r.reps,
+                   time_p80_ms=_quantile(r.rounds_ms, 0.8), round_ms=list(r.rounds_ms),
+                   reps=r.reps,
                    stopped_early=False, timing_meaningful=not interpreting())
         buffer.append(row)
         new_t[cid] = problem.flops / (r.ms * 1e9)

@@ -46,6 +46,8 @@ COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("stopped_early", pa.bool_(), "screening stopped early: clearly slower than the best"),
     ("retimed", pa.bool_(), "time_ms is the median over interleaved re-timing rounds"),
     ("retime_spread", pa.float64(), "(max - min) / min of the re-timing round medians"),
+    ("round_ms", pa.list_(pa.float64()),
+     "the re-timing pass's round medians, in round order (null outside passes)"),
     ("tflops", pa.float64(), "2*M*N*K*batch / time"),
     ("gbps", pa.float64(), "minimum bytes moved / time"),
     ("timing_meaningful", pa.bool_(), "False for Triton-interpreter (CPU) timings"),
@@ -70,6 +72,11 @@ NAMES = [name for name, _, _ in COLUMNS]
 #: and a second copy of a fact can disagree with the first.
 DERIVED = ("tflops", "gbps")
 STORED_NAMES = [n for n in NAMES if n not in DERIVED]
+#: columns added after datasets were first written: a file without one reads as all null.
+#: ``round_ms`` (session 25): a pass's per-round times, so that a pick and the oracle can be
+#: compared round by round and the oracle chosen on rounds it is not scored on
+#: (:func:`tilepick.model.metrics.crossfit`); passes before it kept only their summary.
+OPTIONAL = ("round_ms",)
 STORED_SCHEMA = pa.schema([f for f in SCHEMA if f.name not in DERIVED])
 #: ``sweep_id`` of the rows of a re-timing pass (``tilepick data retime``): a problem's pass
 #: re-times its contenders together, and ``validate`` scores such a problem inside its pass
@@ -117,9 +124,12 @@ def validate(table: pa.Table) -> pa.Table:
     :data:`DERIVED` columns computed (files written before they stopped being stored carry
     them: they are recomputed all the same)."""
     names = set(table.column_names)
-    missing = [n for n in STORED_NAMES if n not in names]
+    missing = [n for n in STORED_NAMES if n not in names and n not in OPTIONAL]
     if missing:
         raise SchemaError(f"dataset lacks columns {missing}")
+    for name in OPTIONAL:
+        if name not in names:
+            table = table.append_column(name, pa.nulls(len(table), SCHEMA.field(name).type))
     wrong = [f"{f.name} is {table.schema.field(f.name).type}, expected {f.type}"
              for f in STORED_SCHEMA
              if table.schema.field(f.name).type not in (f.type, pa.null())]
