@@ -155,7 +155,7 @@ def test_picks_outside_the_pass_are_counted(tmp_path):
 
     import numpy as np
 
-    from tilepick.model.validate import picks_outside_pass
+    from tilepick.model.validate import first_picks, picks_outside_pass
 
     p, q = GemmProblem(64, 64, 64, dtype="bf16"), GemmProblem(128, 64, 64, dtype="bf16")
     pd.DataFrame({"problem_key": [k.key() for k in (p, q) for _ in range(4)],
@@ -173,6 +173,11 @@ def test_picks_outside_the_pass_are_counted(tmp_path):
 
     assert picks_outside_pass(ranker(["unmeasured", "a", "b"]), ds, [tmp_path]) == 0
     assert picks_outside_pass(ranker(["b", "a"]), ds, [tmp_path]) == 1   # p's b: not re-timed
+    # a first pick never measured at all is named too: the dispatcher would run it
+    got = first_picks(ranker(["unmeasured", "a", "b"]), ds, [tmp_path])
+    assert got == {"unmeasured": [p.key(), q.key()], "outside_pass": []}
+    assert first_picks(ranker(["b", "a"]), ds, [tmp_path]) == {"unmeasured": [],
+                                                               "outside_pass": [p.key()]}
 
 
 def test_picks_file_adds_a_models_measured_picks(swept, tmp_path, monkeypatch):

@@ -206,12 +206,32 @@ def write_validation_report(out: Path, report: dict, tables: dict) -> None:
             f"sweeps), {in_pass} of them scored inside their re-timing pass (their contenders "
             f"re-timed together); {report['rows']} rows scored; the model's pick outside the "
             f"pass on {report.get('model_top1_outside_pass', 0)} (scored by its next config "
-            "in the pass)." if in_pass else
+            "in the pass); its first-ranked config never measured on "
+            f"{report.get('model_top1_unmeasured', 0)} (scored by its first measured one)."
+            if in_pass else
             f"{report['problems']} held-out problems, {report['rows']} measured rows (every "
             "valid config measured).")
     lines = [f"# Validation of {report['model']}", "", head, "", f"Rule: {report['rule']}.",
              ""]
     lines += _tie_lines(report["methods"]["model top-1"])
     lines += methods_lines(report["methods"], report.get("unavailable", {}))
+    lines += crossfit_lines(report.get("crossfit"))
     lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
     write_page(out, "validation", lines)
+
+
+def crossfit_lines(cf: dict | None) -> list[str]:
+    """The cross-fitted table: each method under the winner's-curse-free rule, beside the
+    usual rule on the same problems."""
+    if not cf:
+        return []
+    lines = ["", "## The oracle chosen on other rounds (cross-fitted)", "",
+             f"{cf['problems']} problems with per-round times. Rule: {cf['rule']}.", "",
+             "| method | mean | median | P10 | min | problems above 100% | usual rule, same "
+             "problems: mean / P10 / min |", "|---|---|---|---|---|---|---|"]
+    for name, m in cf["methods"].items():
+        c, u = m["crossfit"], m.get("usual_rule_same_problems")
+        usual = (f"{_pct(u['mean'])} / {_pct(u['p10'])} / {_pct(u['min'])}" if u else "-")
+        lines.append(f"| {name} | {_pct(c['mean'])} | {_pct(c['median'])} | {_pct(c['p10'])} "
+                     f"| {_pct(c['min'])} | {_pct(m['above_1'])} | {usual} |")
+    return lines

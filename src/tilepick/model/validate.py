@@ -40,26 +40,78 @@ def model_scores(predictor, ds) -> np.ndarray:
     return scores
 
 
-def picks_outside_pass(predictor, ds, data_paths) -> int:
-    """Problems scored inside a re-timing pass whose model pick (its first-ranked config
-    measured by the sweeps) the pass did not re-time: scored there by its next config in the
-    pass. Zero for the model the pass was made with; another model's picks need a pass of
-    their own (``tilepick data retime --model DIR``, a superset of the last one)."""
+def first_picks(predictor, ds, data_paths) -> dict:
+    """Where the model's pick is not what a problem is scored by, and why, as lists of
+    problem keys. ``unmeasured``: its first-ranked config was never measured for the problem
+    (the sweeps sampled a family's space: scored by its first *measured* config, the rule of
+    :mod:`tilepick.model.metrics`, but the dispatcher would run the unmeasured one);
+    ``outside_pass``: its first measured config was measured by the sweeps but the problem's
+    re-timing pass did not re-time it (scored there by its next config in the pass). Both are
+    zero for a model whose picks were measured and re-timed (``tilepick sweep --model-top``,
+    ``tilepick data retime --model DIR``)."""
     from tilepick.data.io import measured_configs
 
     measured: dict = {}
     for path in data_paths:
         for key, ids in measured_configs(path).items():
             measured.setdefault(key, set()).update(ids)
-    count = 0
+    out: dict = {"unmeasured": [], "outside_pass": []}
     for i, key in enumerate(ds.problem_keys):
         lo, hi = ds.starts[i], ds.starts[i] + ds.sizes[i]
+        ranked = [cid for cid, _, _ in predictor.rank(GemmProblem.from_key(key))]
+        have = measured.get(key, ())
+        if ranked and ranked[0] not in have:
+            out["unmeasured"].append(str(key))
         if not str(ds.frame["sweep_id"].iloc[lo]).startswith(RETIME_PREFIX):
             continue
-        first = next((cid for cid, _, _ in predictor.rank(GemmProblem.from_key(key))
-                      if cid in measured.get(key, ())), None)
-        count += first is not None and first not in set(ds.config_ids[lo:hi])
-    return count
+        first = next((cid for cid in ranked if cid in have), None)
+        if first is not None and first not in set(ds.config_ids[lo:hi]):
+            out["outside_pass"].append(str(key))
+    return out
+
+
+def picks_outside_pass(predictor, ds, data_paths) -> int:
+    """How many problems are scored inside their pass by another config than the model's first
+    measured one (:func:`first_picks`)."""
+    return len(first_picks(predictor, ds, data_paths)["outside_pass"])
+
+
+CROSSFIT_RULE = ("per problem with round times, each round of its pass is scored against the "
+                 "config that is best over the other rounds (its time in that round over the "
+                 "pick's time in that round; top-k: the best of the k chosen the same way); "
+                 "the problem's efficiency is the median over rounds, and can exceed 100%")
+
+
+def crossfit_report(ds, scores: np.ndarray, table) -> dict | None:
+    """The model's and cuBLAS's efficiency with the oracle chosen on other rounds than it is
+    scored on (:func:`tilepick.model.metrics.crossfit`), beside the same problems' figures
+    under the usual rule; None where no problem has round times (passes before session
+    25)."""
+    from tilepick.config import VENDOR_FAMILIES
+
+    cublas = np.full(ds.n_problems, -1)
+    is_cublas = ds.config_ids == VENDOR_FAMILIES[0]
+    cublas[ds.problem_index[is_cublas]] = np.flatnonzero(is_cublas)
+    cf = metrics.crossfit(ds, scores, (1, *TOP_K), fixed={"cublas": cublas})
+    have = cf["crossfit_top1"].notna().to_numpy()
+    if not have.any():
+        return None
+
+    def both(col, usual):
+        new = cf.loc[have, col].dropna().to_numpy()
+        old = usual[have[table["problem"].to_numpy()]] if usual is not None else None
+        out = {"crossfit": metrics.summarize(new), "above_1": float(np.mean(new > 1.0))}
+        if old is not None:
+            out["usual_rule_same_problems"] = metrics.summarize(old)
+        return out
+
+    eff = table.set_index("problem")
+    methods = {"model top-1": both("crossfit_top1", eff["efficiency"].to_numpy())}
+    for k in TOP_K:
+        methods[f"model top-{k} benchmarked"] = both(f"crossfit_top{k}",
+                                                      eff[f"top{k}_efficiency"].to_numpy())
+    methods[baselines.CUBLAS] = both("crossfit_cublas", None)
+    return {"problems": int(have.sum()), "rule": CROSSFIT_RULE, "methods": methods}
 
 
 def validate(model_dir, data_paths, out_dir=None) -> dict:
@@ -70,7 +122,8 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
     sweeps = ds.frame.groupby("problem_key")["sweep_id"].first().fillna("")
     in_pass = int(sweeps.str.startswith(RETIME_PREFIX).sum())
     scores = model_scores(pred, ds)
-    outside = picks_outside_pass(pred, ds, data_paths) if in_pass else 0
+    firsts = first_picks(pred, ds, data_paths)
+    outside = len(firsts["outside_pass"])
     table = metrics.per_problem(ds.problem_index, ds.tflops, scores)
     m_of = ds.frame["m"].to_numpy()[ds.starts][table["problem"].to_numpy()]
 
@@ -87,6 +140,7 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
         methods[f"model top-{k} benchmarked"] = summary(table, f"top{k}_efficiency")
     extra, extra_effs = baselines.methods(ds, summary, table["efficiency"])
     methods.update(extra)
+    crossfit = crossfit_report(ds, scores, table)
     worst = table.sort_values("efficiency").head(20)
     report = {
         "model": str(model_dir), "data": [str(p) for p in data_paths],
@@ -97,7 +151,11 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
                  "every value from the same interleaved rounds)"),
         "problems_scored_within_pass": in_pass,
         "model_top1_outside_pass": outside,
+        "model_top1_outside_pass_problems": firsts["outside_pass"],
+        "model_top1_unmeasured": len(firsts["unmeasured"]),
+        "model_top1_unmeasured_problems": firsts["unmeasured"],
         "methods": methods, "unavailable": baselines.unavailable(ds),
+        "crossfit": crossfit,
         "model_top1_by_layout": methods["model top-1"]["by_layout"],   # kept for readers
         "worst": [{"problem": ds.problem_keys[p], "pick": ds.config_ids[r],
                    "efficiency": float(e)}
