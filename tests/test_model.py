@@ -381,6 +381,32 @@ def test_validate_scores_the_shipped_model_on_held_out_problems(model_dir, tmp_p
     assert (tmp_path / "report" / "efficiency_cdf.png").stat().st_size > 0
 
 
+def test_validate_scores_passes_with_rounds_cross_fitted(model_dir, tmp_path):
+    """Rows that keep their rounds get the cross-fitted table beside the usual one; a
+    dataset without them gets none."""
+    from tilepick.model.validate import validate
+
+    held_out = [(3, 5120, 5120), (700, 13824, 5120)]
+    rows = synthetic_rows(held_out, seed=5)
+    d0 = tmp_path / "plain"
+    io.write_part(d0, rows)
+    assert validate(model_dir, [d0])["crossfit"] is None
+    rng = np.random.default_rng(0)
+    for r in rows:
+        r["round_ms"] = list(r["time_ms"] * (1 + 0.02 * rng.standard_normal(5)))
+    d = tmp_path / "rounds"
+    io.write_part(d, rows)
+    rep = validate(model_dir, [d], tmp_path / "report")
+    cf = rep["crossfit"]
+    assert cf["problems"] == 2
+    top1 = cf["methods"]["model top-1"]
+    assert top1["crossfit"]["problems"] == 2 and 0 < top1["crossfit"]["min"]
+    assert top1["usual_rule_same_problems"]["mean"] == pytest.approx(
+        rep["methods"]["model top-1"]["mean"])
+    assert cf["methods"]["cuBLAS alone"]["crossfit"]["problems"] == 2
+    assert "cross-fitted" in (tmp_path / "report" / "validation.md").read_text()
+
+
 def test_validate_reports_a_missing_nvmh_as_unavailable(model_dir, tmp_path, monkeypatch):
     from tilepick.model.validate import validate
 
