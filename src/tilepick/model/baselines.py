@@ -124,14 +124,21 @@ def _same_problems(cov: dict, t: pd.DataFrame, model_eff: pd.Series | None) -> d
     return cov
 
 
+def cublas_rows(ds) -> np.ndarray:
+    """Per problem: the row of its cuBLAS measurement, -1 where it has none (cuBLAS does not
+    serve every problem: fp8 needs sizes that are multiples of 16)."""
+    is_cublas = ds.config_ids == VENDOR_FAMILIES[0]
+    rows = np.full(ds.n_problems, -1)
+    rows[ds.problem_index[is_cublas]] = np.flatnonzero(is_cublas)
+    return rows
+
+
 def cublas_alone(ds) -> tuple[pd.DataFrame, dict]:
     """Per-problem table of cuBLAS as the only candidate, on the problems where it was
-    measured (it does not serve every problem: fp8 needs sizes that are multiples of 16), and
-    its coverage."""
+    measured (:func:`cublas_rows`), and its coverage."""
     is_cublas = ds.config_ids == VENDOR_FAMILIES[0]
     t = metrics.per_problem(ds.problem_index, ds.tflops, np.where(is_cublas, 1.0, 0.0))
-    has = np.zeros(ds.n_problems, bool)
-    has[ds.problem_index[is_cublas]] = True
+    has = cublas_rows(ds) >= 0
     return t[has[t["problem"].to_numpy()]], {"problems": int(ds.n_problems),
                                               "scored": int(has.sum())}
 

@@ -70,12 +70,6 @@ def first_picks(predictor, ds, data_paths) -> dict:
     return out
 
 
-def picks_outside_pass(predictor, ds, data_paths) -> int:
-    """How many problems are scored inside their pass by another config than the model's first
-    measured one (:func:`first_picks`)."""
-    return len(first_picks(predictor, ds, data_paths)["outside_pass"])
-
-
 CROSSFIT_RULE = ("per problem with round times, each round of its pass is scored against the "
                  "config that is best over the other rounds (its time in that round over the "
                  "pick's time in that round; top-k: the best of the k chosen the same way); "
@@ -87,12 +81,7 @@ def crossfit_report(ds, scores: np.ndarray, table) -> dict | None:
     scored on (:func:`tilepick.model.metrics.crossfit`), beside the same problems' figures
     under the usual rule; None where no problem has round times (passes before session
     25)."""
-    from tilepick.config import VENDOR_FAMILIES
-
-    cublas = np.full(ds.n_problems, -1)
-    is_cublas = ds.config_ids == VENDOR_FAMILIES[0]
-    cublas[ds.problem_index[is_cublas]] = np.flatnonzero(is_cublas)
-    cf = metrics.crossfit(ds, scores, (1, *TOP_K), fixed={"cublas": cublas})
+    cf = metrics.crossfit(ds, scores, (1, *TOP_K), fixed={"cublas": baselines.cublas_rows(ds)})
     have = cf["crossfit_top1"].notna().to_numpy()
     if not have.any():
         return None
