@@ -20,6 +20,9 @@ shapes only (``--shapes``; ~1000 candidates per shape, ~10-40 s each on an H200 
 warm-up that compiles them all); the measured validation set is its broad comparison
 (benchmarks/hybrid_vs_exhaustive.py replays it).
 Steady state: every method's chosen kernel re-timed in interleaved rounds on the same inputs.
+``--heuristic-model NAME=DIR`` (repeatable) adds a heuristic dispatcher on the model in DIR as
+method ``heuristic:NAME``: two models' picks timed in the same rounds, the A/B comparison that
+two runs cannot give (the kernels whose picks agree moved by ~0.2% between two calls).
 
     PYTHONPATH=src python benchmarks/dispatch_llm_suite.py --out $OUT [--models llama3-8b,llama3-70b]
         [--budget-s 420]
@@ -42,6 +45,7 @@ from tilepick.bench.signals import interrupt_on_sigterm
 from tilepick.bench.timing import interleaved, time_fn
 from tilepick.config import KernelConfig
 from tilepick.dispatch import Dispatcher, RealDevice
+from tilepick.model.predictor import Predictor
 from tilepick.problem import GemmProblem
 from tilepick.data.io import write_json
 
@@ -173,6 +177,9 @@ def main():
     ap.add_argument("--max-autotune-budget-s", type=float, default=0.0,
                     help="after the suite, run max-autotune on the problems it skipped for this "
                          "many more seconds (first the first pass's problems, in order)")
+    ap.add_argument("--heuristic-model", action="append", default=[], metavar="NAME=DIR",
+                    help="also run heuristic mode on the model in DIR, as method "
+                         "heuristic:NAME (repeatable)")
     ap.add_argument("--processes", type=int, default=None)
     ap.add_argument("--allow-no-model", action="store_true",
                     help="run even when the shipped model cannot be loaded (the heuristic then "
@@ -194,6 +201,13 @@ def main():
     disp = {mode: Dispatcher(mode=mode, device=RealDevice(), user_db=os.path.join(dbdir, f"{mode}.db"),
                              system_db=None)
             for mode in args.modes.split(",")}
+    for spec in args.heuristic_model:
+        name, _, path = spec.partition("=")
+        if not name or not path:
+            raise SystemExit(f"--heuristic-model wants NAME=DIR, got {spec!r}")
+        disp[f"heuristic:{name}"] = Dispatcher(
+            mode="heuristic", device=RealDevice(), predictor=Predictor(path),
+            user_db=os.path.join(dbdir, f"heuristic-{name}.db"), system_db=None)
     missing = {p.dtype.value for p in problems
                if any(d.predictor(p.dtype.value) is None for d in disp.values())}
     if missing and not args.allow_no_model:
