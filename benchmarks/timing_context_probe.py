@@ -11,7 +11,10 @@ difference between the two harnesses in turn, in one process:
   loaded (the suite: ``tilepick.dispatch.warmup.compile_pairs``);
 - ``shared_out``: every candidate writes the same output tensor (the suite) instead of its own;
 - ``with_tutorial``: the Triton tutorial's pointer config timed in the same rounds (the suite
-  times it beside the others).
+  times it beside the others);
+- ``empty_out``: outputs from ``torch.empty`` (the probes) instead of ``make_output``;
+- ``with_tma``: the same tiles' one-program-per-tile TMA config in the rounds (the probes time
+  several variants of a config beside each other).
 
     PYTHONPATH=src python3 benchmarks/timing_context_probe.py [--shape 8192x10240x8192:rc]
 """
@@ -66,6 +69,12 @@ def main():
         "shared_out": {"torch": fn(cub, inp.out), "kernel": fn(cfg, inp.out)},
         "with_tutorial": {"torch": fn(cub, inp.out), "kernel": fn(cfg, own),
                           "tutorial": fn(tut, make_output(p, "cuda"))},
+        "empty_out": {"torch": fn(cub, torch.empty(m, n, device="cuda", dtype=torch.bfloat16)),
+                      "kernel": fn(cfg, torch.empty(m, n, device="cuda", dtype=torch.bfloat16))},
+        "with_tma": {"torch": fn(cub, inp.out), "kernel": fn(cfg, own),
+                     "tma": fn(KernelConfig.from_id(cfg.id.replace("gemm.tma_persistent.",
+                                                                   "gemm.tma.")),
+                               make_output(p, "cuda"))},
     }
     rows = []
     for rep in range(args.repeats):
