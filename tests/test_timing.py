@@ -1,5 +1,7 @@
 """Timing statistics and the runner that judges one candidate (ok / wrong / invalid / n.a.)."""
 
+from collections import Counter
+
 import pytest
 import torch
 
@@ -87,9 +89,24 @@ def test_interleaved_interpreter():
     assert order == ["a", "b"] * 3
 
 
-def test_interleaved_rounds_rotate_the_candidates(monkeypatch):
-    """On the GPU each round queues the candidates' blocks in another order (shifts spread over
-    the rounds), so no candidate always runs after the most back-to-back work."""
+@pytest.mark.parametrize("n", range(1, 9))
+def test_carryover_balanced_orders(n):
+    """Every order a permutation; every candidate right after every other one equally often,
+    and first equally often (a Williams design)."""
+    orders = timing.carryover_balanced_orders(n)
+    assert len(orders) == (n if n % 2 == 0 or n == 1 else 2 * n)
+    assert all(sorted(o) == list(range(n)) for o in orders)
+    follows = Counter((o[j - 1], o[j]) for o in orders for j in range(1, n))
+    pairs = [(a, b) for a in range(n) for b in range(n) if a != b]
+    assert all(follows[p] == follows[pairs[0]] for p in pairs)
+    assert not any(a == b for a, b in follows)
+    assert Counter(o[0] for o in orders) == Counter({i: len(orders) // n for i in range(n)})
+
+
+def test_interleaved_rounds_vary_the_order(monkeypatch):
+    """On the GPU each round queues the candidates' blocks in the next order of the Williams
+    design, so no candidate always runs after the same one (the rotation it replaced kept
+    every candidate's predecessor)."""
     orders = []
 
     def fake_gather(fns, want, host_ms=0.1, **kw):
@@ -102,7 +119,10 @@ def test_interleaved_rounds_rotate_the_candidates(monkeypatch):
     out = timing.interleaved({n: (lambda: None) for n in names}, rounds=3, reps=2, max_ms=1)
     sizing, *rounds = orders
     assert sizing == names
-    assert rounds == [names, names[2:] + names[:2], names[4:] + names[:4]]
+    design = timing.carryover_balanced_orders(len(names))
+    assert rounds == [[names[j] for j in design[i]] for i in range(3)]
+    before = {n: {r[r.index(n) - 1] for r in rounds if r.index(n) > 0} for n in names}
+    assert all(len(b) >= 2 for n, b in before.items() if sum(r.index(n) > 0 for r in rounds) >= 2)
     assert all(len(out[n].rounds_ms) == 3 for n in names)
 
 

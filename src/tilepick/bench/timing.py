@@ -171,6 +171,32 @@ class Rounds:
         return (max(self.rounds_ms) - min(self.rounds_ms)) / min(self.rounds_ms)
 
 
+def carryover_balanced_orders(n: int) -> list[list[int]]:
+    """A Williams design: orders of ``n`` candidates in which every candidate comes right
+    after every other one equally often (``n`` orders for even ``n``, ``2n`` for odd), each
+    candidate first equally often too.
+
+    Why: a block's speed depends on the block before it. On an H200 (session 26,
+    ``benchmarks/timing_context_probe.py``) cuBLAS on rc 8192 x 10240 x 8192 read 685 TFLOP/s
+    after a persistent TMA kernel and 729-749 after a one-program-per-tile TMA kernel of
+    ~530 TFLOP/s, in the same rounds. Rotating one fixed order (the rounds' earlier rule) moves
+    where it starts but keeps every candidate's predecessor, so such a carry-over biased the
+    same candidate in every round; under this design it is spread over them all."""
+    if n <= 1:
+        return [list(range(n))]
+    first, lo, hi = [0], 1, n - 1
+    while lo <= hi:
+        first.append(lo)
+        lo += 1
+        if lo <= hi:
+            first.append(hi)
+            hi -= 1
+    rows = [[(x + r) % n for x in first] for r in range(n)]
+    if n % 2:
+        rows += [row[::-1] for row in rows]
+    return rows
+
+
 def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup: int = 3,
                 reps: int = 25, max_ms: float = 250.0, min_reps: int = 5,
                 flush_l2: bool = True) -> dict[str, Rounds]:
@@ -182,7 +208,8 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup
     queues every candidate's block of repetitions (an untimed call first if ``warmup``, as
     :func:`time_fn` had, unless a call takes ``LEAD_MAX_MS`` or more) behind one GPU hold
     (:func:`gather`): one host synchronisation per round instead of several per candidate.
-    The rounds rotate the candidates' order.
+    Round i takes order i of :func:`carryover_balanced_orders` (cycling through them when the
+    rounds outnumber them), so no candidate always runs after the same one.
     """
     names = list(fns)
     if interpreting():
@@ -206,12 +233,12 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5, *, warmup
     one = {n: sizing[n][0] for n in names}
     spent = dict(one)
     round_ms: dict[str, list[float]] = {n: [] for n in names}
+    orders = carryover_balanced_orders(len(names))
     for i in range(rounds):
-        # each round starts at another candidate (shifts spread over the rounds): a block's
-        # place in a round (after how much back-to-back GPU work) is not always the same
-        # candidate's, so position effects of clocks and heat average out instead of biasing
-        shift = i * len(names) // rounds
-        order = names[shift:] + names[:shift]
+        # a block's speed depends on the work before it (clocks, power, heat): the orders
+        # vary each candidate's predecessor and place in the round, so that such effects
+        # average out instead of biasing one candidate
+        order = [names[j] for j in orders[i % len(orders)]]
         got, host = gather(fns, {n: per_round[n] for n in order}, host, lead=min(warmup, 1),
                            flush_l2=flush_l2, gpu_ms=one)
         for n in names:
