@@ -79,47 +79,24 @@ def main():
     ap.add_argument("--max-ms", type=float, default=60.0, help="GPU ms per candidate per round")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    import torch
+    from probe_kit import CheckedCandidates, best_by_prefix, best_line
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     from tilepick import solvers
-    from tilepick.bench.timing import interleaved
     from tilepick.config import KernelConfig
     from tilepick.data.io import write_json
     from tilepick.hardware import current
-    from tilepick.problem import DType, GemmProblem
     from tilepick.provenance import collect
     from tilepick.solvers.triton_gemm import _as3d
-    from tilepick.tensors import checked_reference, make_inputs
 
     hw = current()
     smem_limit = hw.smem_per_block
     results = []
     for spec in args.shapes.split(","):
-        dims, layout = spec.split(":")
-        m, n, k = map(int, dims.split("x"))
-        p = GemmProblem(m, n, k, 1, DType.BF16, layout)
-        inp = make_inputs(p, "cuda")
-        ref = checked_reference(p, inp)
-        a3, b3 = _as3d(inp.a), _as3d(inp.b)
-        fns, errors, notes = {}, {}, {}
-
-        def add(name, fn, out):
-            try:
-                out.fill_(float("nan"))
-                fn()
-                torch.cuda.synchronize()
-                errors[name] = ref.error(out)
-            except Exception as exc:  # a variant that cannot build is a finding, not a crash
-                notes[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-                return
-            if errors[name] < 1e-2:
-                fns[name] = fn
-            else:
-                notes[name] = f"wrong result (error {errors[name]:.3g})"
-
-        out_lib = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        add("cublas", lambda o=out_lib: torch.matmul(inp.a, inp.b, out=o), out_lib)
+        cands = CheckedCandidates(spec)
+        p, inp, a3, b3, notes = cands.p, cands.inp, cands.a3, cands.b3, cands.notes
+        m, n, k = p.m, p.n, p.k
+        add = cands.add
         for fam, ids in (("gemm.tma_persistent", args.configs.split(",")),
                          ("gemm.tma", TMA_CONFIGS)):
             solver = solvers.SOLVERS[fam]
@@ -129,7 +106,7 @@ def main():
                 if why:
                     notes[c.id] = why
                     continue
-                out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+                out = cands.output()
                 add(c.id, lambda s=solver, c=c, o=out: s.launch(p, c, inp.a, inp.b, o), out)
         pers = solvers.SOLVERS["gemm.tma_persistent"]   # the same tiles, grid and descriptors
         for cid in args.configs.split(","):
@@ -144,7 +121,7 @@ def main():
                 if smem > smem_limit:
                     notes[name] = f"needs {smem} B of shared memory"
                     continue
-                out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+                out = cands.output()
                 o3 = _as3d(out)
                 da, db, dc = pers.descriptors(p, c, a3, b3, o3)
                 if subtile:
@@ -159,19 +136,10 @@ def main():
                         PRECISION="tf32", SUBTILE=subtile, num_warps=c.num_warps,
                         num_stages=c.num_stages)
                 add(name, run, out)
-        timed = interleaved(fns, rounds=args.rounds, max_ms=args.max_ms)
-        tflops = {name: p.flops / (r.ms * 1e9) for name, r in timed.items()}
-        lib = tflops.get("cublas")
-        rows = sorted(({"candidate": name, "tflops": tflops[name], "ms": timed[name].ms,
-                        "spread": timed[name].spread, "error": errors[name],
-                        "over_cublas": tflops[name] / lib if lib else None}
-                       for name in timed), key=lambda r: -r["tflops"])
-        best = {v: max((r for r in rows if r["candidate"].startswith(v)),
-                       key=lambda r: r["tflops"], default=None)
-                for v in ("gemm.tma_persistent", "flat.", "flat_sub.", "gemm.tma.", "cublas")}
-        line = "  ".join(f"{v.rstrip('.')}={b['tflops']:.0f} ({b['spread']:.1%})"
-                         for v, b in best.items() if b)
-        print(f"{spec:22s} {line}", flush=True)
+        rows, timed = cands.time(args.rounds, args.max_ms)
+        best = best_by_prefix(rows, ("gemm.tma_persistent", "flat.", "flat_sub.", "gemm.tma.",
+                                     "cublas"))
+        print(best_line(spec, best), flush=True)
         # per config: flat / today's persistent
         for cid in args.configs.split(","):
             base = timed.get(f"gemm.tma_persistent.{cid}")

@@ -51,6 +51,9 @@ def ws_persistent_kernel(a_desc, b_desc, c_desc, M, N, K, BATCH, NUM_PROGRAMS,
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                          GROUP_M: tl.constexpr, A_ROW: tl.constexpr, B_ROW: tl.constexpr,
                          PRECISION: tl.constexpr):
+    """``gemm_tma_persistent_kernel`` with one change, the one under test: its tile loop is a
+    ``tl.range(..., warp_specialize=True)`` (a copy, not a flag on the library's kernel, whose
+    source hash keys every perf-db record)."""
     start = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -79,45 +82,20 @@ def main():
     ap.add_argument("--max-ms", type=float, default=40.0, help="GPU ms per candidate per round")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    import torch
+    from probe_kit import CheckedCandidates, best_by_prefix, best_line
 
     from tilepick import solvers
-    from tilepick.bench.timing import interleaved
     from tilepick.config import KernelConfig
     from tilepick.data.io import write_json
     from tilepick.hardware import current
-    from tilepick.problem import DType, GemmProblem
     from tilepick.provenance import collect
     from tilepick.solvers.triton_gemm import _as3d
-    from tilepick.tensors import checked_reference, make_inputs
 
     hw = current()
     results = []
     for spec in args.shapes.split(","):
-        dims, layout = spec.split(":")
-        m, n, k = map(int, dims.split("x"))
-        p = GemmProblem(m, n, k, 1, DType.BF16, layout)
-        inp = make_inputs(p, "cuda")
-        ref = checked_reference(p, inp)
-        a3, b3 = _as3d(inp.a), _as3d(inp.b)
-        fns, errors, notes = {}, {}, {}
-
-        def add(name, fn, out):
-            try:
-                out.fill_(float("nan"))
-                fn()
-                torch.cuda.synchronize()
-                errors[name] = ref.error(out)
-            except Exception as exc:  # a variant that cannot build is a finding, not a crash
-                notes[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
-                return
-            if errors[name] < 1e-2:
-                fns[name] = fn
-            else:
-                notes[name] = f"wrong result (error {errors[name]:.3g})"
-
-        out_lib = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        add("cublas", lambda o=out_lib: torch.matmul(inp.a, inp.b, out=o), out_lib)
+        cands = CheckedCandidates(spec)
+        p = cands.p
         for cid in args.configs.split(","):
             for fam, variant, kernel in (("gemm.tma", "ws", ws_tma_kernel),
                                          ("gemm.tma_persistent", "ws_pers", ws_persistent_kernel)):
@@ -125,37 +103,30 @@ def main():
                 c = KernelConfig.from_id(f"{fam}.{cid}")
                 why = solver.config_invalid_reason(p, c, hw)
                 if why:
-                    notes[c.id] = why
+                    cands.notes[c.id] = why
                     continue
-                out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-                add(c.id, lambda s=solver, c=c, o=out: s.launch(p, c, inp.a, inp.b, o), out)
+                out = cands.output()
+                cands.add(c.id, lambda s=solver, c=c, o=out: s.launch(p, c, cands.inp.a,
+                                                                      cands.inp.b, o), out)
                 plan = solver.plan(p, c)   # today's grid, tiles, warps and stages
                 kw = {key: v for key, v in plan.kwargs.items() if key != "HAS_SCALE"}
-                out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-                da, db, dc = solver.descriptors(p, c, a3, b3, _as3d(out))
-                lead = (m, n, k, 1, plan.grid[0]) if solver.persistent else (m, n, k)
+                out = cands.output()
+                da, db, dc = solver.descriptors(p, c, cands.a3, cands.b3, _as3d(out))
+                lead = (p.m, p.n, p.k, 1, plan.grid[0]) if solver.persistent else (p.m, p.n, p.k)
 
                 def run(kernel=kernel, da=da, db=db, dc=dc, grid=plan.grid, lead=lead, kw=kw):
                     kernel[grid](da, db, dc, *lead, **kw)
-                add(f"{variant}.{cid}", run, out)
-        timed = interleaved(fns, rounds=args.rounds, max_ms=args.max_ms)
-        tflops = {name: p.flops / (r.ms * 1e9) for name, r in timed.items()}
-        lib = tflops.get("cublas")
-        rows = sorted(({"candidate": name, "tflops": tflops[name], "ms": timed[name].ms,
-                        "spread": timed[name].spread, "rounds_ms": list(timed[name].rounds_ms),
-                        "error": errors[name], "over_cublas": tflops[name] / lib if lib else None}
-                       for name in timed), key=lambda r: -r["tflops"])
-        prefixes = ("gemm.tma.", "ws.", "gemm.tma_persistent.", "ws_pers.", "cublas")
-        best = {v: max((r for r in rows if r["candidate"].startswith(v)),
-                       key=lambda r: r["tflops"], default=None) for v in prefixes}
-        print(f"{spec:22s} " + "  ".join(f"{v.rstrip('.')}={b['tflops']:.0f} ({b['spread']:.1%})"
-                                         for v, b in best.items() if b), flush=True)
+                cands.add(f"{variant}.{cid}", run, out)
+        rows, timed = cands.time(args.rounds, args.max_ms)
+        best = best_by_prefix(rows, ("gemm.tma.", "ws.", "gemm.tma_persistent.", "ws_pers.",
+                                     "cublas"))
+        print(best_line(spec, best), flush=True)
         for cid in args.configs.split(","):
             for base, variant in (("gemm.tma", "ws"), ("gemm.tma_persistent", "ws_pers")):
                 t0, t1 = timed.get(f"{base}.{cid}"), timed.get(f"{variant}.{cid}")
                 if t0 and t1:
                     print(f"    {cid:24s} {variant:8s}/today {t0.ms / t1.ms:.3f}", flush=True)
-        results.append({"shape": spec, "flops": p.flops, "rows": rows, "notes": notes,
+        results.append({"shape": spec, "flops": p.flops, "rows": rows, "notes": cands.notes,
                         "best": {v: (b["candidate"], b["tflops"]) for v, b in best.items() if b}})
     summary = {}
     for v in ("gemm.tma.", "ws.", "gemm.tma_persistent.", "ws_pers."):
