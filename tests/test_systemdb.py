@@ -157,8 +157,15 @@ def test_shipped_db_serves_db_mode_on_its_environment(tmp_path, monkeypatch):
                    user_db=None, system_db=SHIPPED, hw=profile("h200"), env=env)
     decision = d.decide(p)
     assert decision.source == "db" and decision.config_id == e["winner"]
-    # the winner is one of the fastest measured (re-timed medians may reorder the very top)
-    assert rows.set_index("config_id").time_ms[e["winner"]] <= rows.time_ms.min() * 1.05
+    # the winner is the fastest of the problem's latest re-timing pass (what the builder reads)
+    passes = pd.concat([read_frame(f) for f in sorted(VALIDATION.glob("retime-*.parquet"))],
+                       ignore_index=True)
+    latest = clean(passes[passes.problem_key == p.key()], within_pass=True)
+    assert e["winner"] == latest.sort_values("time_ms", kind="stable").config_id.iloc[0]
+    # and near the fastest the sweep screened: single timings of a kernel of a few
+    # microseconds, like this one, move by up to ~8% between passes (BENCHMARKS, "Session 26")
+    screened = rows.groupby("config_id").time_ms.min()
+    assert screened[e["winner"]] <= screened.min() * 1.10
 
 
 def test_plan_fingerprint_ignores_rules_and_sees_plans(monkeypatch):
