@@ -12,15 +12,28 @@ import platform
 import subprocess
 
 
-def _git_commit() -> str:
+DIRTY = "-dirty"
+
+
+def _git_commit(cwd: str | None = None) -> str:
+    """``$TILEPICK_COMMIT``, else git's HEAD, with ``-dirty`` appended where tracked files differ
+    from it. Why the mark: a copy of the tree whose ``.git`` lags its files (the device
+    machine's, session 26) reports an older HEAD than the code that ran; a dirty commit names
+    no tree that git can give back, so tools that rebuild a commit's kernels (the system
+    perf-db) leave such rows out instead of crediting them to the wrong sources."""
     env = os.environ.get("TILEPICK_COMMIT")
     if env:
         return env
+    here = cwd or os.path.dirname(os.path.abspath(__file__))
     try:
-        here = os.path.dirname(os.path.abspath(__file__))
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
                              text=True, timeout=5)
-        return out.stdout.strip() or "unknown"
+        head = out.stdout.strip()
+        if not head:
+            return "unknown"
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                cwd=here, capture_output=True, text=True, timeout=30)
+        return head + DIRTY if status.returncode or status.stdout.strip() else head
     except Exception:
         return "unknown"
 
