@@ -44,3 +44,11 @@ def test_env_wins_and_no_repo_is_unknown(repo, tmp_path_factory, monkeypatch):
     assert provenance._git_commit(str(path)) == "abc123"
     monkeypatch.delenv("TILEPICK_COMMIT")
     assert provenance._git_commit(str(tmp_path_factory.mktemp("norepo"))) == "unknown"
+
+
+def test_git_dirty_says_clean_changed_or_unknown(repo, tmp_path_factory):
+    path, _ = repo
+    assert provenance.git_dirty(str(path)) is False
+    (path / "a.py").write_text("x = 3\n")
+    assert provenance.git_dirty(str(path)) is True
+    assert provenance.git_dirty(str(tmp_path_factory.mktemp("norepo"))) is None

@@ -13,6 +13,7 @@ import subprocess
 
 
 DIRTY = "-dirty"
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _git_commit(cwd: str | None = None) -> str:
@@ -24,18 +25,27 @@ def _git_commit(cwd: str | None = None) -> str:
     env = os.environ.get("TILEPICK_COMMIT")
     if env:
         return env
-    here = cwd or os.path.dirname(os.path.abspath(__file__))
+    here = cwd or _PACKAGE_DIR
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
                              text=True, timeout=5)
         head = out.stdout.strip()
         if not head:
             return "unknown"
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                cwd=here, capture_output=True, text=True, timeout=30)
-        return head + DIRTY if status.returncode or status.stdout.strip() else head
+        # a tree whose state git cannot tell counts as dirty: the commit may not be what ran
+        return head if git_dirty(here) is False else head + DIRTY
     except Exception:
         return "unknown"
+
+
+def git_dirty(cwd: str | None = None) -> bool | None:
+    """Whether tracked files differ from git's HEAD (None: not a git checkout, or git failed)."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                             cwd=cwd or _PACKAGE_DIR, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bool(out.stdout.strip()) if out.returncode == 0 else None
 
 
 def _driver_version() -> str:

@@ -133,7 +133,7 @@ def _write_booster(booster: lgb.Booster, path: Path) -> int:
 def write(out, *, final, fold_models, scale, objective, opts, ds, trained_configs, layouts,
           calibration, cv_metrics, importance, previous, train_s, gate=None) -> Path:
     from tilepick.features import space_configs
-    from tilepick.provenance import collect
+    from tilepick.provenance import collect, git_dirty
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -164,7 +164,7 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
         "model": out.name, "objective": objective, "date": dt.datetime.now(
             dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "git_commit": prov.get("tilepick_commit", "unknown"),
-        "git_dirty": _git_dirty(),
+        "git_dirty": git_dirty(),
         "versions": {"tilepick": prov.get("tilepick_version"), "lightgbm": lgb.__version__,
                      "python": prov.get("python_version")},
         "arch": ds.hw.arch, "dtype": dtype, "pooled_dtypes": ds.pooled_dtypes,
@@ -198,19 +198,6 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
     _write_json(out / "cv_metrics.json", cv_metrics)
     _write_json(out / "feature_importance.json", {"model": MODEL_FILE, "importance": importance})
     return out
-
-
-def _git_dirty() -> bool | None:
-    """Whether the source tree differs from the recorded commit (None: not a git checkout)."""
-    import subprocess
-
-    try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                             cwd=Path(__file__).resolve().parent, capture_output=True,
-                             text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return bool(out.stdout.strip()) if out.returncode == 0 else None
 
 
 def _lgb_params(name: str, opts) -> dict:
