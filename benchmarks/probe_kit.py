@@ -20,8 +20,12 @@ class CheckedCandidates:
         from tilepick.solvers.triton_gemm import _as3d
         from tilepick.tensors import checked_reference, make_inputs
 
-        dims, layout = spec.split(":")
-        m, n, k = map(int, dims.split("x"))
+        try:
+            dims, layout = spec.split(":")
+            m, n, k = map(int, dims.split("x"))
+        except ValueError:
+            raise ValueError(f"shape {spec!r}: expected MxNxK:layout, e.g. 4096x4096x4096:rr") \
+                from None
         self.spec, self.device = spec, device
         self.p = GemmProblem(m, n, k, 1, DType(dtype), layout)
         self.inp = make_inputs(self.p, device)

@@ -4,6 +4,8 @@ timed only if its result matches float64; a wrong or failing one is recorded wit
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from tilepick import solvers
 from tilepick.config import KernelConfig
 
@@ -34,3 +36,8 @@ def test_checked_candidates_keep_only_right_results():
     assert best["gemm.ptr."]["candidate"] == cfg.id and best["gemm.tma."] is None
     line = probe_kit.best_line(c.spec, best)
     assert line.startswith("48x40x56:rc") and "ptr=" in line and "tma=" not in line
+
+
+def test_malformed_shape_is_named():
+    with pytest.raises(ValueError, match="'4096x4096:rr'.*MxNxK:layout"):
+        probe_kit.CheckedCandidates("4096x4096:rr", dtype="fp16", device="cpu")

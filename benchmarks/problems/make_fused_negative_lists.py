@@ -89,6 +89,9 @@ def best_times(paths, families=None) -> pd.Series:
 def close_lists(dtype: str, close: float) -> None:
     root = DATA / dtype / "h200"
     new = best_times([root / "train_fused_negative"], FAMILIES)
+    if new.empty:
+        raise SystemExit(f"{root / 'train_fused_negative'} holds no rows of {FAMILIES}: "
+                         "sweep the lists first (the --close lists compare against them)")
     for name, folders in LISTS[dtype].items():
         keys = [p.key() for p in read_problem_file(HERE / name)]
         old = best_times([root / f for f in folders])
