@@ -602,6 +602,42 @@ def test_screen_label_times_put_retimed_rows_back_in_the_screening_regime():
         TrainOptions(label_times="best")
 
 
+def test_aligned_label_times_scale_rows_outside_a_pass_into_its_regime():
+    """A pass that reads two screened configs 10% slower and the sweep's re-timed one 5% slower
+    scales the rows it left out by the factor of their own kind; a kind sharing fewer than
+    ALIGN_MIN_SHARED configs with the pass takes the problem's factor; a problem without a
+    pass keeps its times."""
+    rows = pd.DataFrame(synthetic_rows(SHAPES[:2], per_problem=8))
+    first, second = rows["problem_key"].unique()[:2]
+    a = rows[rows["problem_key"] == first].iloc[:6].copy()
+    cid = a["config_id"].tolist()
+    a["sweep_id"], a["date"] = "s1", "2026-11-20T00:00:00Z"
+    a["retimed"] = [True, False, False, False, False, False]
+    a["time_ms"] = [1.0, 1.1, 1.2, 2.0, 3.0, 4.0]
+    b = rows[rows["problem_key"] == second].assign(sweep_id="s1", date="2026-11-20T00:00:00Z")
+    t_pass = {cid[0]: 1.05, cid[1]: 1.21, cid[2]: 1.32}      # 1.05x, 1.1x, 1.1x
+    rt = a[a["config_id"].isin(t_pass)].assign(
+        sweep_id="rt-1", retimed=True, date="2026-11-21T00:00:00Z",
+        time_ms=lambda d: d["config_id"].map(t_pass))
+    frame = pd.concat([a, b, rt])
+    out = dataset.clean(frame, "bf16", "h200", label_times="aligned")
+    got = out[out["problem_key"] == first].set_index("config_id")["time_ms"]
+    for c, t in t_pass.items():
+        assert got[c] == pytest.approx(t)                       # the pass's own rows
+    for c, t in zip(cid[3:], (2.0, 3.0, 4.0)):
+        assert got[c] == pytest.approx(1.1 * t)                 # screened: their factor
+    plain = dataset.clean(frame, "bf16", "h200").set_index(["problem_key", "config_id"])
+    assert plain.loc[(first, cid[3]), "time_ms"] == 2.0          # "retimed": unscaled
+    untouched = out[out["problem_key"] == second].set_index("config_id")["time_ms"]
+    assert untouched.to_dict() == b.set_index("config_id")["time_ms"].to_dict()
+    # one screened config shared: the problem's factor, the median of 1.05 and 1.1
+    one = frame[~((frame["sweep_id"] == "rt-1") & (frame["config_id"] == cid[2]))]
+    got = dataset.clean(one, "bf16", "h200", label_times="aligned").set_index(
+        ["problem_key", "config_id"])["time_ms"]
+    assert got[(first, cid[3])] == pytest.approx(2.0 * np.median([1.05, 1.1]))
+    assert got[(first, cid[2])] == pytest.approx(1.2 * np.median([1.05, 1.1]))
+
+
 # -- metrics: edge cases -------------------------------------------------------------------------
 
 

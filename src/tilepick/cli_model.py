@@ -147,7 +147,8 @@ def register(app: typer.Typer) -> None:
               label_times: str = typer.Option(
                   "retimed", "--label-times", help="the times learned from: retimed (the "
                   "re-timing rounds' median where a config was re-timed) | screen (every "
-                  "row's screening samples: one timing regime per problem)")):
+                  "row's screening samples: one timing regime per problem) | aligned (retimed, with "
+                  "the rows a problem's latest re-timing pass left out scaled into its regime)")):
         """Train and compare objectives on grouped folds; write the best model."""
         from tilepick.model.artifacts import ModelError
         from tilepick.model.dataset import DataError
