@@ -5,7 +5,11 @@ model's first-ranked measured config over the best measured (the loader's times,
 ``dataset.clean``). In-sample, so an upper bound on what it does on unseen problems of that
 size.
 
-    python benchmarks/analysis_s26/big_problem_fit.py MODEL_DIR [FLOPS=2e12]
+    python benchmarks/analysis_s26/big_problem_fit.py MODEL_DIR [FLOPS=2e12] [EXTRA_DATA ...]
+
+EXTRA_DATA: more dataset folders or files read with them (session 27: the re-timing passes of
+``data/gemm/bf16/h200/train_big_retime``, whose rows replace the sweeps' labels of the configs
+they re-timed).
 """
 import collections
 import sys
@@ -19,8 +23,8 @@ from tilepick.model.predictor import Predictor
 from tilepick.problem import GemmProblem
 
 model, floor = sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else 2e12
-frame = clean(pd.concat([read_frame(f"data/gemm/bf16/h200/{d}") for d in ("train_rr", "train_rc")],
-                        ignore_index=True))
+paths = [f"data/gemm/bf16/h200/{d}" for d in ("train_rr", "train_rc")] + sys.argv[3:]
+frame = clean(pd.concat([read_frame(p) for p in paths], ignore_index=True))
 frame = frame[2.0 * frame.m * frame.n * frame.k > floor]
 pred = Predictor(model)
 effs, picks = [], collections.Counter()
