@@ -155,13 +155,10 @@ def _align_to_pass(df: pd.DataFrame) -> pd.DataFrame:
     pass's time over theirs (at least :data:`ALIGN_MIN_SHARED` configs; else the problem's
     median over every shared config; none shared: unscaled)."""
     df = df.reset_index(drop=True)   # rows are set by index label below
-    sid = df["sweep_id"].fillna("")
-    in_pass = sid.str.startswith(RETIME_PREFIX)
-    if not in_pass.any():
+    ref_sid = _latest_pass_ids(df)
+    if ref_sid is None:
         return df
-    passes = df[in_pass].sort_values(["date", "sweep_id"], kind="stable")
-    ref_sid = df["problem_key"].map(passes.groupby("problem_key")["sweep_id"].last())
-    is_ref = (sid == ref_sid).to_numpy()
+    is_ref = (df["sweep_id"] == ref_sid).to_numpy()
     other = df[ref_sid.notna().to_numpy() & ~is_ref]
     if other.empty:
         return df
@@ -179,14 +176,21 @@ def _align_to_pass(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _latest_pass(df: pd.DataFrame) -> pd.DataFrame:
-    """Each problem with re-timing pass rows: only those of its latest pass."""
+def _latest_pass_ids(df: pd.DataFrame) -> pd.Series | None:
+    """Per row, the sweep id of its problem's latest re-timing pass (NaN where the problem has
+    none); None where no row is of a pass."""
     in_pass = df["sweep_id"].fillna("").str.startswith(RETIME_PREFIX)
     if not in_pass.any():
-        return df
+        return None
     passes = df[in_pass].sort_values(["date", "sweep_id"], kind="stable")
-    latest = passes.groupby("problem_key")["sweep_id"].last()
-    chosen = df["problem_key"].map(latest)
+    return df["problem_key"].map(passes.groupby("problem_key")["sweep_id"].last())
+
+
+def _latest_pass(df: pd.DataFrame) -> pd.DataFrame:
+    """Each problem with re-timing pass rows: only those of its latest pass."""
+    chosen = _latest_pass_ids(df)
+    if chosen is None:
+        return df
     return df[chosen.isna() | (df["sweep_id"] == chosen)]
 
 
