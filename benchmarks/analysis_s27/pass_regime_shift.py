@@ -6,7 +6,7 @@ sweep's, split by the kind of sweep row (its own inline re-timing, or a single s
 median). Printed as p10 / median / p90 over problems. On the bf16 training problems over
 1 TFLOP the pass read the sweep's re-timed configs at a median 0.94-0.95 and its screened ones
 at 0.90 (the GPU ran hotter in back-to-back rounds); on the smaller problems of the other
-passes, 1.00.
+passes, 1.00. Also printed: on how many problems cuBLAS is the fastest inside the latest pass.
 
     python benchmarks/analysis_s27/pass_regime_shift.py DATA [DATA ...]
     # session 27: data/gemm/bf16/h200/train_rr data/gemm/bf16/h200/train_big_retime/retime-001.parquet
@@ -17,6 +17,7 @@ import pandas as pd
 
 from tilepick.data.io import read_frame
 from tilepick.data.schema import RETIME_PREFIX
+from tilepick.model.dataset import clean
 
 frame = pd.concat([read_frame(p) for p in sys.argv[1:]], ignore_index=True)
 frame = frame[frame["valid"].fillna(False).astype(bool) & (frame["time_ms"] > 0)]
@@ -39,3 +40,8 @@ kind = both["retimed_sweep"].fillna(False).astype(bool)
 print("every shared config:   ", line(both.groupby("problem_key")["ratio"].median()))
 print("sweep's re-timed ones: ", line(both[kind].groupby("problem_key")["ratio"].median()))
 print("sweep's screened ones: ", line(both[~kind].groupby("problem_key")["ratio"].median()))
+
+latest = clean(frame[in_pass], within_pass=True)
+best = latest.loc[latest.groupby("problem_key")["time_ms"].idxmin(), "config_id"]
+print(f"cuBLAS fastest inside the latest pass: {(best == 'gemm.cublas').sum()} of {len(best)} "
+      "problems")
