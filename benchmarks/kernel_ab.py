@@ -17,6 +17,9 @@ On the GPU:
     PYTHONPATH=src python3 benchmarks/kernel_ab.py --kernel gemv --old work/ab/gemm_gemv_old.py \
         --extra-split-constexpr '' --drop-constexprs BLOCK_M,EVEN_M \
         --data data/gemm/bf16/h200/train_gemv --out FILE
+    # session 28: the GEMV took C's column stride as a new last run-time argument
+    PYTHONPATH=src python3 benchmarks/kernel_ab.py --kernel gemv --old work/ab/gemm_gemv_old.py \
+        --extra-split-constexpr '' --drop-last-args 1 --data data/gemm/bf16/h200/train_gemv
 """
 
 import argparse
@@ -68,6 +71,8 @@ def main():
                     help="constexpr the older kernel took the split count as ('' for none)")
     ap.add_argument("--drop-constexprs", default="",
                     help="comma-separated constexprs today's kernel has and the older lacks")
+    ap.add_argument("--drop-last-args", type=int, default=0,
+                    help="run-time arguments today's kernel takes last and the older lacks")
     ap.add_argument("--data", default="data/gemm/bf16/h200/validation")
     ap.add_argument("--dtype", default="bf16")
     ap.add_argument("--per-family", type=int, default=12)
@@ -96,7 +101,8 @@ def main():
         if args.kernel == "ptr":
             (grid, sargs, kw), reduce = solver._static(p, c, a, b, out, inp.scale_a is not None)
         else:
-            (grid, sargs, kw), reduce = solver._args(p, c, a, b, out), None
+            grid, (a, b, out), sargs, kw = solver._args(p, c, a, b, out)
+            reduce = None
         old_kw = {k: v for k, v in kw.items() if k not in args.drop_constexprs.split(",")}
         if args.extra_split_constexpr:
             old_kw[args.extra_split_constexpr] = c.split_k
@@ -114,7 +120,9 @@ def main():
                     splitk_reduce_kernel[rgrid](ws, out, inp.scale_a, inp.scale_b, *rargs, **rkw)
             return run
 
-        fns = {"new": make(new_kernel, kw), "old": make(old_kernel, old_kw)}
+        fns = {"new": make(new_kernel, kw),
+               "old": make(old_kernel, old_kw,
+                           sargs=sargs[:len(sargs) - args.drop_last_args])}
         ref = reference(p, inp)
         errs = {}
         for name, fn in fns.items():

@@ -181,6 +181,8 @@ def test_case_coverage():
             expected = {(d, lay) for d, lay in every if d != "fp8e4m3" or lay == "rc"}
         if family == "gemm.gemv":   # B column-major only
             expected = {(d, lay) for d, lay in every if lay[1] == "c"}
+        if family == "gemm.gemv_t":   # A row-major only
+            expected = {(d, lay) for d, lay in every if lay[0] == "r"}
         assert seen[family] == expected, family
     keys = {case.values[0].key() for case in CASES if case.values[1].family == "gemm.ptr"}
     for needle in (".m1.", ".n1.", ".k1", ".lda", ".ldb", ".ldc", ".al1", ".al2", ".al4", ".b3"):
@@ -194,7 +196,8 @@ def _bind_cases():
     with _spaces_built_once():
         for family, solver in solvers.SOLVERS.items():
             for layout in ("rr", "rc"):
-                for shape in ("aligned", "odd_ld", "align_min", "batch_odd", "m1"):
+                narrow = ("n1",) if family == "gemm.gemv_t" else ()   # its only problems
+                for shape in ("aligned", "odd_ld", "align_min", "batch_odd", "m1") + narrow:
                     p = make_problem(shape, "fp16", False, layout)
                     configs = solver.configs(p, current())
                     if configs:
@@ -381,6 +384,75 @@ def test_gemv_refuses_a_b_that_is_not_column_major():
     row_major_b = inp.b.contiguous()          # the same values, N contiguous
     with pytest.raises(ConfigInvalidError, match="not column-major"):
         solvers.launch(p, c, inp.a, row_major_b, inp.out)
+
+
+# narrow outputs for the transposed GEMV: odd and padded leading dimensions (C's too: it is
+# written transposed), batches, unaligned bases, K not a multiple of any block, M and N not
+# multiples of block_m and block_n
+GEMV_T_SHAPES = {
+    "n3_odd_ld": dict(m=37, n=3, k=300, pad=(3, 5, 7)),
+    "n3_ragged_n": dict(m=40, n=3, k=1100),        # block_n 4 masked, block_n 2 twice
+    "n2_batch": dict(m=40, n=2, k=512, batch=2),
+    "n4_align_min": dict(m=24, n=4, k=264, base_align="min"),
+    "n1_ragged_m": dict(m=45, n=1, k=200),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(GEMV_T_SHAPES))
+@pytest.mark.parametrize("layout", ["rr", "rc"])
+@pytest.mark.parametrize("dtype, tf32", DTYPES)
+def test_gemv_t_narrow_shapes(monkeypatch, shape, layout, dtype, tf32):
+    monkeypatch.setitem(SHAPES, shape, GEMV_T_SHAPES[shape])
+    p = make_problem(shape, dtype, tf32, layout)
+    configs = solvers.SOLVERS["gemm.gemv_t"].configs(p)
+    picks = {largest(configs), smallest(configs)}
+    if shape == "n1_ragged_m" and dtype in SMALLEST_DTYPES:   # each block_m, a ragged edge
+        picks |= {min((c for c in configs if c.block_m == bm), key=lambda c: c.id)
+                  for bm in (2, 4, 8, 16, 32, 64)}
+    if shape == "n3_ragged_n" and dtype in SMALLEST_DTYPES:   # each block_n, ragged or not
+        picks |= {min((c for c in configs if c.block_n == bn), key=lambda c: c.id)
+                  for bn in (1, 2, 4)}
+    for c in sorted(picks):
+        run_and_check(p, c)
+
+
+def test_gemv_t_serves_only_narrow_outputs_with_row_major_a():
+    gemv_t = solvers.SOLVERS["gemm.gemv_t"]
+    for layout in ("rr", "rc"):
+        assert gemv_t.configs(GemmProblem(4096, 4, 512, layout=layout))
+    # block_n up to N's next power of two, block_m up to M's
+    assert {c.block_n for c in gemv_t.configs(GemmProblem(64, 3, 1024))} == {1, 2, 4}
+    assert max(c.block_m for c in gemv_t.configs(GemmProblem(5, 1, 1024))) == 8
+    for p in (GemmProblem(4096, 5, 512), GemmProblem(4096, 1, 512, layout="cr"),
+              GemmProblem(4096, 1, 512, layout="cc")):
+        assert gemv_t.configs(p) == []
+        with pytest.raises(NotApplicableError):
+            gemv_t.check(p, KernelConfig.from_id("gemm.gemv_t.m8n1k512.g1.w4.s1"))
+    # the decode GEMV's rules with the roles swapped: block_n (C's columns) are the vector
+    # rows, so several of them need a K step of one 16-byte load per thread (bf16: 256 x
+    # warps), and they group K for the registers
+    p = GemmProblem(8192, 4, 4096)
+    for cid, ok in (("m1n4k512.g1.w4", False), ("m2n4k1024.g1.w4", True),
+                    ("m64n1k256.g1.w4", True), ("m64n1k512.g1.w4", False)):
+        why = gemv_t.config_invalid_reason(p, KernelConfig.from_id(f"gemm.gemv_t.{cid}.s1"),
+                                           current())
+        assert (why is None) == ok, (cid, why)
+    c = KernelConfig.from_id("gemm.gemv_t.m16n4k2048.g1.w4.s3")
+    assert gemv_t.acc_regs(c, p) == 16 * 4 * 2048 // (32 * 4 * 8) == 128
+    # staged tiles: block_m rows of A and block_n rows of B^T per stage
+    assert gemv_t.smem_bytes(p, c) == 3 * (16 + 4) * 2048 * 2
+    plan = gemv_t.plan(p, c).kwargs
+    assert (plan["BLOCK_M"], plan["BLOCK_N"], plan["A_ROW"]) == (4, 16, False)
+    assert gemv_t.plan(GemmProblem(8192, 4, 4096, layout="rc"), c).kwargs["A_ROW"] is True
+
+
+def test_gemv_t_refuses_an_a_that_is_not_row_major():
+    p = GemmProblem(64, 2, 512, dtype="fp16", layout="rr")
+    inp = make_inputs(p, "cpu", 0)
+    c = KernelConfig.from_id("gemm.gemv_t.m8n1k512.g1.w4.s1")
+    col_major_a = inp.a.t().contiguous().t()   # the same values, M contiguous
+    with pytest.raises(ConfigInvalidError, match="not row-major"):
+        solvers.launch(p, c, col_major_a, inp.b, inp.out)
 
 
 def test_grouped_tile_order():

@@ -175,7 +175,8 @@ def test_model_from_before_a_family_was_added(model_dir, tmp_path):
     newest = list(FAMILIES)[-1]
     spec["encodings"]["family"] = list(FAMILIES)[:-1]
     (old / "feature_spec.json").write_text(json.dumps(spec))
-    p = GemmProblem(1, 4096, 4096, layout="rc")   # the GEMV serves it (rr-only model: not strict)
+    # the newest family (the transposed GEMV) serves it (rr-only model: not strict)
+    p = GemmProblem(4096, 2, 4096, layout="rc")
     every = {r[0] for r in Predictor(model_dir, catalog="space", strict=False).rank(p)}
     assert any(c.startswith(newest + ".") for c in every)
     ranked = {r[0] for r in Predictor(old, catalog="space", strict=False).rank(p)}

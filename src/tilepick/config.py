@@ -33,6 +33,8 @@ FAMILIES = {
                          "workspace, the last program of a tile casts and re-zeroes it",
     "gemm.tma_splitk": "Hopper TMA kernel split over K in one launch (the partials meet as in "
                        "gemm.splitk_fused; the last program stores through the copy engine)",
+    "gemm.gemv_t": "GEMV on C^T = B^T A^T for narrow outputs (N <= 4, A row-major): rows of A "
+                   "streamed with 16-byte loads into block_n columns of B, fp32 products",
 }
 VENDOR_FAMILIES = ("gemm.cublas",)
 
@@ -71,6 +73,12 @@ SPACES: dict[str, dict[str, tuple]] = {
     "gemm.tma_splitk": dict(block_m=(64, 128), block_n=(64, 128, 256), block_k=(64, 128),
                             group_m=(8,), num_warps=(4, 8), num_stages=(3, 4, 5),
                             split_k=(2, 4, 8, 16)),
+    # narrow outputs (N <= 4): block_m rows of A streamed per program (more of them, in shorter
+    # K steps, than the decode GEMV's weight rows: A's K is often short here), block_n of C's
+    # columns per program
+    "gemm.gemv_t": dict(block_m=(1, 2, 4, 8, 16, 32, 64), block_n=(1, 2, 4),
+                        block_k=(32, 64, 128, 256, 512, 1024, 2048),
+                        group_m=(1,), num_warps=(4, 8), num_stages=(1, 3), split_k=(1,)),
 }
 PARAM_NAMES = ("block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages", "split_k")
 

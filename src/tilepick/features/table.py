@@ -51,6 +51,7 @@ _TMA_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "uses_tma", Fa
 _PERSISTENT_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "persistent", False))
 _SPLITK_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "split_mode", 0))
 _GEMV_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "gemv", False))
+_GEMV_T_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "swapped", False))
 
 
 @dataclass(frozen=True)
@@ -182,10 +183,13 @@ def _smem_bytes(c):
     bm, bn, bk = _tile(c.block_m), _tile(c.block_n), _tile(c.block_k)
     stages = _tile(c.num_stages)
     pipe = stages * (bm + bn) * bk * c.itemsize
-    # the GEMV stages its tiles only when the loop is pipelined, and counts A's tile only with
-    # several rows (GemvSolver.smem_bytes says why)
+    # the GEMV stages its tiles only when the loop is pipelined, and counts the vector tile
+    # only with several rows (GemvSolver.smem_bytes says why); gemm.gemv_t's vector rows are
+    # block_n, its weight rows block_m
     gemv = _is(c, _GEMV_FAMILIES)
-    gemv_pipe = (stages > 1) * stages * (bn + bm * (bm > 1)) * bk * c.itemsize
+    swapped = _is(c, _GEMV_T_FAMILIES) > 0
+    rows, wrows = np.where(swapped, bn, bm), np.where(swapped, bm, bn)
+    gemv_pipe = (stages > 1) * stages * (wrows + rows * (rows > 1)) * bk * c.itemsize
     return (1 - gemv) * (pipe + _is(c, _TMA_FAMILIES) * bm * bn * c.out_itemsize) \
         + gemv * gemv_pipe
 

@@ -17,6 +17,10 @@ several row blocks their re-reads hit L2. The products are summed elementwise in
 (with several rows, each thread's 16-byte group of K summed first) and reduced over K once
 at the end (the solver bounds that tile's registers).
 
+The same kernel serves ``gemm.gemv_t`` (C with N <= 4 columns, A row-major): there C^T = B^T A^T,
+so A's K-contiguous rows are the streamed weight, B's few columns the rows "of A", and C is
+written transposed (``stride_cn`` = C's leading dimension; 1 for the plain GEMV).
+
 Sizes and strides are run-time arguments; the alignment facts that make 16-byte loads legal are
 constexpr hints (``kernels.common.aligned``), as in the pointer kernel.
 """
@@ -27,7 +31,7 @@ import triton.language as tl
 from tilepick.kernels.common import aligned, scale_epilogue
 
 _RUNTIME_INTS = ["M", "N", "K", "stride_ab", "stride_am", "stride_ak", "stride_bb", "stride_bn",
-                 "stride_cb", "stride_cm"]
+                 "stride_cb", "stride_cm", "stride_cn"]
 
 
 @triton.jit(do_not_specialize=_RUNTIME_INTS)
@@ -36,7 +40,7 @@ def gemv_kernel(
     M, N, K,
     stride_ab, stride_am, stride_ak,
     stride_bb, stride_bn,
-    stride_cb, stride_cm,
+    stride_cb, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_ROW: tl.constexpr,
     VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_K: tl.constexpr, SUM_K: tl.constexpr,
     EVEN_M: tl.constexpr, EVEN_K: tl.constexpr, EVEN_N: tl.constexpr, HAS_SCALE: tl.constexpr,
@@ -87,5 +91,5 @@ def gemv_kernel(
         a_ptrs += BLOCK_K * stride_ak
 
     y = scale_epilogue(tl.sum(acc, axis=2), scale_a_ptr, scale_b_ptr, HAS_SCALE)
-    c_ptrs = c_ptr + bid * stride_cb + rm[:, None] * stride_cm + rn[None, :]
+    c_ptrs = c_ptr + bid * stride_cb + rm[:, None] * stride_cm + rn[None, :] * stride_cn
     tl.store(c_ptrs, y.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))

@@ -718,16 +718,30 @@ class TmaRepackSolver(TmaSolver):
 # Rows of A the GEMV serves. A program multiplies each weight tile into block_m rows on CUDA
 # cores, 2 * M flops per weight element: on the suite's Llama-3 weights (H200, bf16, session 17
 # probe) its best beat every other candidate by 8% at M = 2 and 2-3% at M = 3-4, and ran at
-# 0.76x / 0.45x cuBLAS at M = 8 / 16, where the tensor-core families win.
+# 0.76x / 0.45x cuBLAS at M = 8 / 16, where the tensor-core families win. ``gemm.gemv_t``
+# serves the same count of C's columns.
 GEMV_MAX_M = 4
 
 
 class GemvSolver(TritonGemmSolver):
     """GEMV for decode steps (``kernels.gemm_gemv``): M <= GEMV_MAX_M, B column-major (the
-    ``x @ W.T`` of ``nn.Linear``), every dtype; fp32 products on CUDA cores."""
+    ``x @ W.T`` of ``nn.Linear``), every dtype; fp32 products on CUDA cores.
+
+    The kernel streams the K-contiguous rows of a "weight" into a few rows of a "vector"
+    operand. Here the weight is B^T and the vector rows are A's (block_n rows of B^T and
+    block_m rows of A per program); ``GemvTSolver`` swaps the roles."""
 
     family = "gemm.gemv"
     gemv = True
+    swapped = False   # gemm.gemv_t: the kernel runs on C^T = B^T A^T
+
+    def vector_rows(self, c: KernelConfig) -> int:
+        """Rows of the vector operand a program multiplies each weight tile into."""
+        return c.block_n if self.swapped else c.block_m
+
+    def weight_rows(self, c: KernelConfig) -> int:
+        """K-contiguous rows of the streamed weight a program owns."""
+        return c.block_m if self.swapped else c.block_n
 
     def not_applicable_reason(self, problem, hw):
         why = super().not_applicable_reason(problem, hw)
@@ -743,25 +757,25 @@ class GemvSolver(TritonGemmSolver):
         return None
 
     def smem_bytes(self, problem, c):
-        """The weight and A tiles, staged only when the loop is software-pipelined. One row of
-        A is not counted: the single-row GEMV's count (and the smem feature the shipped models
-        learned from) left it out, and at most 24 KB it never decides a config's validity in
-        the declared space (the largest single-row pipeline, 3 x 8 x 2048 fp32, is 192 KB)."""
-        rows = c.block_m if c.block_m > 1 else 0
-        return c.num_stages * (rows + c.block_n) * c.block_k * problem.dtype.itemsize \
-            if c.num_stages > 1 else 0
+        """The weight and vector tiles, staged only when the loop is software-pipelined. One
+        vector row is not counted: the single-row GEMV's count (and the smem feature the
+        shipped models learned from) left it out, and at most 24 KB it never decides a config's
+        validity in the declared space (the largest single-row pipeline, 3 x 8 x 2048 fp32,
+        is 192 KB)."""
+        rows = self.vector_rows(c) if self.vector_rows(c) > 1 else 0
+        return c.num_stages * (rows + self.weight_rows(c)) * c.block_k \
+            * problem.dtype.itemsize if c.num_stages > 1 else 0
 
-    # 8 warps share a block_m x block_n x block_k product tile, not an output tile
+    # 8 warps share a product tile of vector rows x weight rows x block_k, not an output tile
     min_tile_for_8_warps = 0
 
-    @staticmethod
-    def k_group(problem: GemmProblem, c: KernelConfig) -> int:
+    def k_group(self, problem: GemmProblem, c: KernelConfig) -> int:
         """K elements each thread sums in registers every step before accumulating: one
-        16-byte load's worth with several rows of A (the accumulator then holds a
-        [block_m, block_n, block_k / group] tile), none with one row (its accumulator is the
+        16-byte load's worth with several vector rows (the accumulator then holds a
+        [rows, weight rows, block_k / group] tile), none with one row (its accumulator is the
         whole product tile, as the single-row kernel always had). The register rule assumes
         16-byte loads; an operand without them runs with group 1 and more registers."""
-        return 16 // problem.dtype.itemsize if c.block_m > 1 else 1
+        return 16 // problem.dtype.itemsize if self.vector_rows(c) > 1 else 1
 
     def acc_regs(self, c, problem):
         """The fp32 products are summed over K in registers, reduced across threads once."""
@@ -769,48 +783,66 @@ class GemvSolver(TritonGemmSolver):
 
     def config_invalid_reason(self, problem, c, hw):
         why = super().config_invalid_reason(problem, c, hw)
-        if why or c.block_m == 1:
+        rows = self.vector_rows(c)
+        if why or rows == 1:
             return why
         # Triton lays a tile out by 16-byte loads, 32 lanes and then the warps along its
-        # fastest dimensions. With several rows of A, the weight tile [1, block_n, block_k]
-        # and A's tile [block_m, 1, block_k] share a layout only when the warps, too, lie
+        # fastest dimensions. With several vector rows, the weight tile [1, rows, block_k]
+        # and the vector tile [rows, 1, block_k] share a layout only when the warps, too, lie
         # along K; otherwise one of them goes through shared memory every K step (TTGIR of
         # sm_90 compiles; the first form of the row blocks ran at 0.26-1.03x cuBLAS).
         if c.block_k * problem.dtype.itemsize < 16 * 32 * c.num_warps:
             return (f"block_k={c.block_k} holds fewer than one 16-byte load for each thread "
-                    f"of {c.num_warps} warps: with {c.block_m} rows of A a tile would be moved "
+                    f"of {c.num_warps} warps: with {rows} vector rows a tile would be moved "
                     "through shared memory every K step")
         return None
+
+    def _operands(self, p: GemmProblem) -> tuple[int, int, bool, str, str]:
+        """(vector rows in all, weight rows in all, the vector's rows are K-contiguous, the
+        problem operand of the vector, of the weight)."""
+        return p.m, p.n, p.a_row_major, "VEC_A", "VEC_B"
 
     @functools.lru_cache(maxsize=65536)
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
         p, c = problem, config
+        rows, wrows = self.vector_rows(c), self.weight_rows(c)
+        count, wcount, vec_row, vec_hint, w_hint = self._operands(p)
         hints = _alignment_hints(p, c.block_k)
         hints.pop("VEC_C")   # C is written a column block at a time, without vector hints
-        if not p.a_row_major:
-            hints["VEC_A"] = 1   # a strided column of A: scalar loads, no hint
+        # the kernel's A is the vector operand, its B the weight
+        hints["VEC_A"], hints["VEC_B"] = hints[vec_hint], hints[w_hint]
+        if not vec_row:
+            hints["VEC_A"] = 1   # a strided column of the vector: scalar loads, no hint
         group = self.k_group(p, c) if hints["VEC_B"] > 1 else 1
         constexprs = dict(
-            BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k, A_ROW=p.a_row_major,
-            **hints, SUM_K=group, EVEN_M=p.m % c.block_m == 0, EVEN_N=p.n % c.block_n == 0,
+            BLOCK_M=rows, BLOCK_N=wrows, BLOCK_K=c.block_k, A_ROW=vec_row,
+            **hints, SUM_K=group, EVEN_M=count % rows == 0, EVEN_N=wcount % wrows == 0,
             HAS_SCALE=p.dtype is DType.FP8, num_warps=c.num_warps, num_stages=c.num_stages)
-        grid = (cdiv(p.m, c.block_m) * cdiv(p.n, c.block_n), p.batch)
+        grid = (cdiv(count, rows) * cdiv(wcount, wrows), p.batch)
         return LaunchPlan(grid, tuple(sorted(constexprs.items())))
 
-    def _args(self, p: GemmProblem, c: KernelConfig, a, b, out):
-        """(grid, sizes and strides, constexprs) from 3-D views, the strides checked against
-        the plan's vector hints (the kernel rounds hinted strides down)."""
-        plan = self.plan(p, c)
-        kw = plan.kwargs
+    def _kernel_args(self, p: GemmProblem, a, b, out):
+        """(vector, weight, C) tensors and the kernel's sizes and strides, from 3-D views."""
         sa, sb, sc = a.stride(), b.stride(), out.stride()
-        batched = p.batch > 1   # a single batch's stride is never used: pass 0, always aligned
-        sa0, sb0, sc0 = (sa[0], sb[0], sc[0]) if batched else (0, 0, 0)
-        a_ld = sa[1] if p.a_row_major else 0
         if sb[1] != 1 and p.k > 1:   # the kernel walks B's rows with unit stride
             raise ConfigInvalidError(f"{p.key()}: B's K stride is {sb[1]}, not 1: the tensor "
                                      "is not column-major as the problem says")
-        _check_hints(kw, p, sa0, a_ld, sb0, sb[2], sc0, sc[1])
-        return plan.grid, (p.m, p.n, p.k, sa0, sa[1], sa[2], sb0, sb[2], sc0, sc[1]), kw
+        return (a, b, out), (p.m, p.n, p.k, sa[0], sa[1], sa[2], sb[0], sb[2], sc[0], sc[1],
+                             sc[2])
+
+    def _args(self, p: GemmProblem, c: KernelConfig, a, b, out):
+        """(grid, tensors, sizes and strides, constexprs) from 3-D views, the strides checked
+        against the plan's vector hints (the kernel rounds hinted strides down)."""
+        plan = self.plan(p, c)
+        kw = plan.kwargs
+        tensors, args = self._kernel_args(p, a, b, out)
+        # a single batch's stride is never used: pass 0, always aligned
+        args = list(args)
+        if p.batch == 1:
+            args[3] = args[6] = args[8] = 0
+        vec_ld = args[4] if kw["A_ROW"] else 0
+        _check_hints(kw, p, args[3], vec_ld, args[6], args[7], args[8], args[9])
+        return plan.grid, tensors, tuple(args), kw
 
     def kernels(self, problem, config):
         return [("gemv_kernel", self.plan(problem, config).constexprs)]
@@ -818,17 +850,60 @@ class GemvSolver(TritonGemmSolver):
     def calls(self, p, c, a, b, out, scale_a, scale_b):
         from tilepick.kernels.gemm_gemv import gemv_kernel
 
-        grid, args, kw = self._args(p, c, a, b, out)
-        return [(gemv_kernel, grid, (a, b, out, scale_a, scale_b, *args), kw)]
+        grid, tensors, args, kw = self._args(p, c, a, b, out)
+        return [(gemv_kernel, grid, (*tensors, scale_a, scale_b, *args), kw)]
 
     def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
         from tilepick.kernels.gemm_gemv import gemv_kernel
 
         patch_interpreter()
-        grid, args, kw = self._args(problem, config, _as3d(a), _as3d(b), _as3d(out))
+        grid, _, args, kw = self._args(problem, config, _as3d(a), _as3d(b), _as3d(out))
         gemv = DirectLaunch(gemv_kernel, grid, kw, guarded=5)
+        swapped = self.swapped
 
         def run(a, b, out, scale_a=None, scale_b=None):
-            gemv(a, b, out, scale_a, scale_b, *args)
+            if swapped:
+                gemv(b, a, out, scale_a, scale_b, *args)
+            else:
+                gemv(a, b, out, scale_a, scale_b, *args)
             return out
         return run
+
+
+class GemvTSolver(GemvSolver):
+    """The GEMV on C^T = B^T A^T (``kernels.gemm_gemv``): C with N <= GEMV_MAX_M columns and A
+    row-major, any B layout: a score head (``hidden @ w`` with one to four outputs over many
+    tokens) or any other GEMM with a narrow output. Its speed is A's bandwidth, as the decode
+    GEMV's is the weight's: the tensor-core families pad N to 16 columns and the narrow
+    problems of the bf16 data ran at 1.2-3.5 TB/s on their best config (H200, ~4.8 TB/s).
+
+    A config's tiles keep the problem's orientation: block_m rows of A (the streamed weight)
+    and block_n columns of C (the vector rows) per program, so the tile features read as for
+    every other family."""
+
+    family = "gemm.gemv_t"
+    swapped = True
+
+    def not_applicable_reason(self, problem, hw):
+        why = TritonGemmSolver.not_applicable_reason(self, problem, hw)
+        if why:
+            return why
+        p = problem
+        if p.n > GEMV_MAX_M:
+            return (f"N={p.n} columns: the transposed GEMV's CUDA-core products cost 2N flops "
+                    f"per element of A; it serves N <= {GEMV_MAX_M}")
+        if not p.a_row_major:
+            return "A is column-major (M contiguous): the transposed GEMV streams A's K-contiguous rows"
+        return None
+
+    def _operands(self, p: GemmProblem) -> tuple[int, int, bool, str, str]:
+        return p.n, p.m, not p.b_row_major, "VEC_B", "VEC_A"
+
+    def _kernel_args(self, p: GemmProblem, a, b, out):
+        sa, sb, sc = a.stride(), b.stride(), out.stride()
+        if sa[2] != 1 and p.k > 1:   # the kernel walks A's rows with unit stride
+            raise ConfigInvalidError(f"{p.key()}: A's K stride is {sa[2]}, not 1: the tensor "
+                                     "is not row-major as the problem says")
+        # the vector rows are B's columns (N stride, K stride), C is written transposed
+        return (b, a, out), (p.n, p.m, p.k, sb[0], sb[2], sb[1], sa[0], sa[1], sc[0], sc[2],
+                             sc[1])

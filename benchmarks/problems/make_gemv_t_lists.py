@@ -1,0 +1,49 @@
+"""The problems the transposed GEMV (gemm.gemv_t: N <= 4, A row-major) is swept on (session
+28): every bf16 problem it can serve in the shipped bf16 model's training files (its
+manifest, as it was before the family) and in the two bf16 validation sets, one list per
+layout (the sweeps take one layout each).
+
+    python benchmarks/problems/make_gemv_t_lists.py
+"""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from tilepick.bench.shapes import write_problem_file
+from tilepick.hardware import profile
+from tilepick.problem import GemmProblem
+from tilepick.solvers import SOLVERS
+
+HERE = Path(__file__).parent
+ROOT = HERE.parents[1]
+FAMILY = "gemm.gemv_t"
+
+
+def served(files, dtype="bf16") -> list[GemmProblem]:
+    keys = pd.concat([pd.read_parquet(f, columns=["problem_key"]) for f in files])["problem_key"]
+    solver, hw = SOLVERS[FAMILY], profile("h200")
+    out = [GemmProblem.from_key(k) for k in sorted(set(keys))]
+    return [p for p in out if p.dtype_token == dtype and solver.configs(p, hw)]
+
+
+def main():
+    manifest = json.loads((ROOT / "models/gemm_bf16_h200/manifest.json").read_text())
+    train = served([ROOT / d["path"] for d in manifest["data"]
+                    if "train_gemv_t" not in d["path"]])
+    sets = {"train": train}
+    for name in ("validation", "validation_rc"):
+        sets[name] = served(sorted((ROOT / "data/gemm/bf16/h200" / name).glob("*.parquet")))
+    for name, problems in sets.items():
+        for layout in ("rr", "rc"):
+            rows = [p for p in problems if p.layout == layout]
+            if rows:
+                prefix = name if name != "validation_rc" else "validation"
+                path = HERE / f"{prefix}_{layout}_bf16_gemv_t.jsonl"
+                write_problem_file(rows, path)
+                print(f"{path.name}: {len(rows)} problems")
+
+
+if __name__ == "__main__":
+    main()
