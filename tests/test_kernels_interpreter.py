@@ -394,7 +394,8 @@ GEMV_T_SHAPES = {
     "n3_ragged_n": dict(m=40, n=3, k=1100),        # block_n 4 masked, block_n 2 twice
     "n2_batch": dict(m=40, n=2, k=512, batch=2),
     "n4_align_min": dict(m=24, n=4, k=264, base_align="min"),
-    "n1_ragged_m": dict(m=45, n=1, k=200),
+    "n1_ragged_m": dict(m=45, n=1, k=200),          # rr: a packed K x 1 B, vector loads
+    "n1_odd_ld": dict(m=37, n=1, k=300, pad=(3, 5, 7)),   # rr: B's column strided
 }
 
 
@@ -444,6 +445,13 @@ def test_gemv_t_serves_only_narrow_outputs_with_row_major_a():
     plan = gemv_t.plan(p, c).kwargs
     assert (plan["BLOCK_M"], plan["BLOCK_N"], plan["A_ROW"]) == (4, 16, False)
     assert gemv_t.plan(GemmProblem(8192, 4, 4096, layout="rc"), c).kwargs["A_ROW"] is True
+    # a packed row-major K x 1 B is one K-contiguous column: vector loads, as column-major
+    c1 = KernelConfig.from_id("gemm.gemv_t.m8n1k512.g1.w4.s1")
+    for q, row, vec in ((GemmProblem(8192, 1, 4096), True, 8),
+                        (GemmProblem(8192, 1, 4100), True, 1),
+                        (GemmProblem(8192, 1, 4096, ldb=2), False, 1)):
+        kw = gemv_t.plan(q, c1).kwargs
+        assert (kw["A_ROW"], kw["VEC_A"]) == (row, vec), q.key()
 
 
 def test_gemv_t_refuses_an_a_that_is_not_row_major():

@@ -117,6 +117,15 @@ SAME_SPEED: dict[str, tuple[str, ...]] = {
     # labels (16 sets); the pointer kernel's too with split-K (16 sets), and without it the
     # epilogue waits for the last cp.async group a few integer instructions earlier (16 sets).
     "a9d95dd383f65cfd": ("f1b58e60b33ec825",),
+    # session 28: a family added (gemm.gemv_t, the GEMV kernel on C^T), whose one change to
+    # the GEMV kernel is C's column stride as a last run-time argument (1 for gemm.gemv; the
+    # store of a block_m x block_n output tile). Every earlier family's launch plan is the
+    # same (all of their configs on the fingerprint's probes and two decode problems: 56,040
+    # plans, equal); `kernel_ab.py --kernel gemv --drop-last-args 1` on 12 of the GEMV's best
+    # configs (H200, commit ee3137c) read new/old median 1.001, 0.999-1.001 on the three
+    # above 100 us (the small ones' round spreads, 6-15%, exceed any effect). The other
+    # kernels' files are byte-identical.
+    "c4f9e2e6b8f29a83": ("a9d95dd383f65cfd",),
 }
 
 

@@ -25,7 +25,9 @@ PROBES = (
     dict(m=129, n=257, k=1000, layout="cc", base_align=2),
     dict(m=64, n=96, k=1024, dtype="fp8e4m3", layout="rc"),
     dict(m=100, n=100, k=100, dtype="fp32", tf32=True),
-    dict(m=1000, n=1000, k=1000, dtype="fp16", base_align=4))
+    dict(m=1000, n=1000, k=1000, dtype="fp16", base_align=4),
+    # session 28: a narrow output (gemm.gemv_t's packed K x 1 B)
+    dict(m=4096, n=1, k=4096))
 CONFIGS_PER_FAMILY = 40
 PROFILE = "h200"
 

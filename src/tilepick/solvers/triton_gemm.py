@@ -7,6 +7,7 @@ computed once and cached: a repeated shape pays for a dictionary lookup, not for
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from dataclasses import dataclass
 
@@ -896,14 +897,39 @@ class GemvTSolver(GemvSolver):
             return "A is column-major (M contiguous): the transposed GEMV streams A's K-contiguous rows"
         return None
 
+    @staticmethod
+    def _contiguous_column(p: GemmProblem) -> bool:
+        """B's one column is K-contiguous: column-major B, or a packed row-major K x 1 (the
+        ``hidden @ w`` of a score head), which is the same bytes. The vector is then loaded
+        with 16-byte vectors instead of one element at a time."""
+        return not p.b_row_major or (p.n == 1 and p.ldb == 1)
+
+    @functools.lru_cache(maxsize=65536)
+    def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
+        plan = super().plan(problem, config)
+        p = problem
+        if not (p.b_row_major and self._contiguous_column(p)):
+            return plan
+        # a packed K x 1 row-major B: aligned as its base and K allow (operand_align would
+        # read its contiguous size as N = 1)
+        it = p.dtype.itemsize
+        vec = 16 // it if min(p.base_align, math.gcd(p.k * it, 16)) == 16 else 1
+        kw = dict(plan.constexprs, VEC_A=vec)
+        return LaunchPlan(plan.grid, tuple(sorted(kw.items())))
+
     def _operands(self, p: GemmProblem) -> tuple[int, int, bool, str, str]:
-        return p.n, p.m, not p.b_row_major, "VEC_B", "VEC_A"
+        return p.n, p.m, self._contiguous_column(p), "VEC_B", "VEC_A"
 
     def _kernel_args(self, p: GemmProblem, a, b, out):
         sa, sb, sc = a.stride(), b.stride(), out.stride()
         if sa[2] != 1 and p.k > 1:   # the kernel walks A's rows with unit stride
             raise ConfigInvalidError(f"{p.key()}: A's K stride is {sa[2]}, not 1: the tensor "
                                      "is not row-major as the problem says")
-        # the vector rows are B's columns (N stride, K stride), C is written transposed
-        return (b, a, out), (p.n, p.m, p.k, sb[0], sb[2], sb[1], sa[0], sa[1], sc[0], sc[2],
+        if p.b_row_major and self._contiguous_column(p) and sb[1] != 1 and p.k > 1:
+            raise ConfigInvalidError(f"{p.key()}: B's K stride is {sb[1]}, not 1: the tensor "
+                                     "is not the packed K x 1 column the problem says")
+        # the vector rows are B's columns (N stride, K stride), C is written transposed; one
+        # column has no row stride (0: nothing to align)
+        x_row = sb[2] if p.n > 1 else 0
+        return (b, a, out), (p.n, p.m, p.k, sb[0], x_row, sb[1], sa[0], sa[1], sc[0], sc[2],
                              sc[1])
