@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 
+# Never edit the probes: this text keys every older commit too, so a new probe re-keys all of
+# them and breaks ``perfdb.SAME_SPEED``'s chain (tried in session 28 for gemm.gemv_t)
 PROBES = (
     dict(m=1, n=4096, k=4096), dict(m=37, n=45, k=71, layout="rc"),
     dict(m=300, n=200, k=136, lda=160, ldb=256, ldc=208),
@@ -25,9 +27,7 @@ PROBES = (
     dict(m=129, n=257, k=1000, layout="cc", base_align=2),
     dict(m=64, n=96, k=1024, dtype="fp8e4m3", layout="rc"),
     dict(m=100, n=100, k=100, dtype="fp32", tf32=True),
-    dict(m=1000, n=1000, k=1000, dtype="fp16", base_align=4),
-    # session 28: a narrow output (gemm.gemv_t's packed K x 1 B)
-    dict(m=4096, n=1, k=4096))
+    dict(m=1000, n=1000, k=1000, dtype="fp16", base_align=4))
 CONFIGS_PER_FAMILY = 40
 PROFILE = "h200"
 
