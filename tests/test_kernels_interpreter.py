@@ -395,8 +395,9 @@ GEMV_T_SHAPES = {
     "n2_batch": dict(m=40, n=2, k=512, batch=2),
     "n4_align_min": dict(m=24, n=4, k=264, base_align="min"),
     "n1_ragged_m": dict(m=45, n=1, k=200),          # rr: a packed K x 1 B, vector loads
-    "n1_odd_ld": dict(m=37, n=1, k=300, pad=(3, 5, 7)),   # rr: B's column strided
 }
+# row-major B: only its packed K x 1 column is served
+GEMV_T_ROW_MAJOR_B = {"n1_ragged_m"}
 
 
 @pytest.mark.parametrize("shape", sorted(GEMV_T_SHAPES))
@@ -406,6 +407,9 @@ def test_gemv_t_narrow_shapes(monkeypatch, shape, layout, dtype, tf32):
     monkeypatch.setitem(SHAPES, shape, GEMV_T_SHAPES[shape])
     p = make_problem(shape, dtype, tf32, layout)
     configs = solvers.SOLVERS["gemm.gemv_t"].configs(p)
+    if layout == "rr" and shape not in GEMV_T_ROW_MAJOR_B:
+        assert configs == []
+        return
     picks = {largest(configs), smallest(configs)}
     if shape == "n1_ragged_m" and dtype in SMALLEST_DTYPES:   # each block_m, a ragged edge
         picks |= {min((c for c in configs if c.block_m == bm), key=lambda c: c.id)
@@ -419,12 +423,13 @@ def test_gemv_t_narrow_shapes(monkeypatch, shape, layout, dtype, tf32):
 
 def test_gemv_t_serves_only_narrow_outputs_with_row_major_a():
     gemv_t = solvers.SOLVERS["gemm.gemv_t"]
-    for layout in ("rr", "rc"):
-        assert gemv_t.configs(GemmProblem(4096, 4, 512, layout=layout))
+    assert gemv_t.configs(GemmProblem(4096, 4, 512, layout="rc"))
+    assert gemv_t.configs(GemmProblem(4096, 1, 512, layout="rr"))
     # block_n up to N's next power of two, block_m up to M's
-    assert {c.block_n for c in gemv_t.configs(GemmProblem(64, 3, 1024))} == {1, 2, 4}
+    assert {c.block_n for c in gemv_t.configs(GemmProblem(64, 3, 1024, layout="rc"))} == {1, 2, 4}
     assert max(c.block_m for c in gemv_t.configs(GemmProblem(5, 1, 1024))) == 8
-    for p in (GemmProblem(4096, 5, 512), GemmProblem(4096, 1, 512, layout="cr"),
+    for p in (GemmProblem(4096, 5, 512, layout="rc"), GemmProblem(4096, 1, 512, layout="cr"),
+              GemmProblem(4096, 2, 512), GemmProblem(4096, 1, 512, ldb=2),
               GemmProblem(4096, 1, 512, layout="cc")):
         assert gemv_t.configs(p) == []
         with pytest.raises(NotApplicableError):
@@ -432,7 +437,7 @@ def test_gemv_t_serves_only_narrow_outputs_with_row_major_a():
     # the decode GEMV's rules with the roles swapped: block_n (C's columns) are the vector
     # rows, so several of them need a K step of one 16-byte load per thread (bf16: 256 x
     # warps), and they group K for the registers
-    p = GemmProblem(8192, 4, 4096)
+    p = GemmProblem(8192, 4, 4096, layout="rc")
     for cid, ok in (("m1n4k512.g1.w4", False), ("m2n4k1024.g1.w4", True),
                     ("m64n1k256.g1.w4", True), ("m64n1k512.g1.w4", False)):
         why = gemv_t.config_invalid_reason(p, KernelConfig.from_id(f"gemm.gemv_t.{cid}.s1"),
@@ -443,8 +448,7 @@ def test_gemv_t_serves_only_narrow_outputs_with_row_major_a():
     # staged tiles: block_m rows of A and block_n rows of B^T per stage
     assert gemv_t.smem_bytes(p, c) == 3 * (16 + 4) * 2048 * 2
     plan = gemv_t.plan(p, c).kwargs
-    assert (plan["BLOCK_M"], plan["BLOCK_N"], plan["A_ROW"]) == (4, 16, False)
-    assert gemv_t.plan(GemmProblem(8192, 4, 4096, layout="rc"), c).kwargs["A_ROW"] is True
+    assert (plan["BLOCK_M"], plan["BLOCK_N"], plan["A_ROW"]) == (4, 16, True)
     # a packed row-major K x 1 B is one K-contiguous column: vector loads, as column-major
     c1 = KernelConfig.from_id("gemm.gemv_t.m8n1k512.g1.w4.s1")
     for q, row, vec in ((GemmProblem(8192, 1, 4096), True, 8),
@@ -455,7 +459,7 @@ def test_gemv_t_serves_only_narrow_outputs_with_row_major_a():
 
 
 def test_gemv_t_refuses_an_a_that_is_not_row_major():
-    p = GemmProblem(64, 2, 512, dtype="fp16", layout="rr")
+    p = GemmProblem(64, 2, 512, dtype="fp16", layout="rc")
     inp = make_inputs(p, "cpu", 0)
     c = KernelConfig.from_id("gemm.gemv_t.m8n1k512.g1.w4.s1")
     col_major_a = inp.a.t().contiguous().t()   # the same values, M contiguous

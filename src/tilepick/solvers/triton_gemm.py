@@ -872,8 +872,8 @@ class GemvSolver(TritonGemmSolver):
 
 
 class GemvTSolver(GemvSolver):
-    """The GEMV on C^T = B^T A^T (``kernels.gemm_gemv``): C with N <= GEMV_MAX_M columns and A
-    row-major, any B layout: a score head (``hidden @ w`` with one to four outputs over many
+    """The GEMV on C^T = B^T A^T (``kernels.gemm_gemv``): C with N <= GEMV_MAX_M columns, A
+    row-major and B's columns K-contiguous (column-major B, or a packed K x 1): a score head (``hidden @ w`` with one to four outputs over many
     tokens) or any other GEMM with a narrow output. Its speed is A's bandwidth, as the decode
     GEMV's is the weight's: the tensor-core families pad N to 16 columns and the narrow
     problems of the bf16 data ran at 1.2-3.5 TB/s on their best config (H200, ~4.8 TB/s).
@@ -895,6 +895,13 @@ class GemvTSolver(GemvSolver):
                     f"per element of A; it serves N <= {GEMV_MAX_M}")
         if not p.a_row_major:
             return "A is column-major (M contiguous): the transposed GEMV streams A's K-contiguous rows"
+        if not self._contiguous_column(p):
+            # B's 2-4 columns as vector rows are strided one element at a time: the sweep's
+            # compiles ran at ~3.5 binaries/s on 16 processes (32/s column-major, H200, session
+            # 28), too slow to measure the family there; a transposed load of B's K x N tile
+            # would vectorise it
+            return (f"B is row-major with N={p.n} columns (or a padded one): its columns are "
+                    "not K-contiguous, and the transposed GEMV loads them as vector rows")
         return None
 
     @staticmethod
