@@ -754,3 +754,27 @@ def _collect_random_sweep(n: int, seed: int):
 @pytest.mark.parametrize("problem, config, seed", _random_sweep(250, seed=2024))
 def test_random_sweep(problem, config, seed):
     run_and_check(problem, config, seed=seed)
+
+
+@pytest.mark.parametrize("layout", ["rr", "rc"])
+def test_compile_stand_in_takes_every_launch(layout):
+    """The GPU's ahead-of-time compile (``warmup``) runs a problem's launches on small
+    stand-in operands; each family's stand-in must be one its argument checks accept for
+    every problem it serves (the transposed GEMV's first GPU sweep lost every rr config to a
+    64-column stand-in that was not the packed K x 1 column it serves)."""
+    from tilepick.tensors import make_inputs as inputs
+
+    for p in (GemmProblem(4096, 1, 4096, layout=layout), GemmProblem(3, 4096, 4096, layout=layout),
+              GemmProblem(100, 200, 300, layout=layout)):
+        for family, solver in solvers.SOLVERS.items():
+            if not hasattr(solver, "plan"):
+                continue
+            configs = solver.configs(p, current())
+            if not configs:
+                continue
+            q = solver.compiled_problem(p)
+            inp = inputs(solver.compile_stand_in(q), "cpu")
+            for c in (largest(configs), smallest(configs)):
+                calls = solver.calls(q, c, triton_gemm._as3d(inp.a), triton_gemm._as3d(inp.b),
+                                     triton_gemm._as3d(inp.out), inp.scale_a, inp.scale_b)
+                assert calls, (family, c.id, p.key())

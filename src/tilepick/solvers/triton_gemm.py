@@ -186,6 +186,12 @@ class TritonGemmSolver(Solver):
         return tuple((name, constexprs, q.dtype_token, q.layout, q.base_align)
                      for name, constexprs in self.kernels(problem, config))
 
+    def compile_stand_in(self, problem: GemmProblem) -> GemmProblem:
+        """Small operands that select the same binaries as ``problem``'s (its dtype, layout
+        and pointer alignment; the launch plan comes from the real problem)."""
+        return GemmProblem(64, 64, 64, 1, problem.dtype, problem.layout, problem.tf32,
+                           base_align=problem.base_align)
+
     def warmup(self, problem: GemmProblem, config: KernelConfig, device="cuda",
                only: int | None = None) -> None:
         """Compile (into Triton's on-disk cache) exactly the binaries ``launch`` would use for
@@ -199,9 +205,7 @@ class TritonGemmSolver(Solver):
         if interpreting():
             return  # nothing is compiled ahead under the interpreter
         problem = self.compiled_problem(problem)
-        stand_in = GemmProblem(64, 64, 64, 1, problem.dtype, problem.layout, problem.tf32,
-                               base_align=problem.base_align)
-        inp = make_inputs(stand_in, device)
+        inp = make_inputs(self.compile_stand_in(problem), device)
         calls = self.calls(problem, config, _as3d(inp.a), _as3d(inp.b), _as3d(inp.out),
                            inp.scale_a, inp.scale_b)
         for i, (kernel, grid, args, kwargs) in enumerate(calls):
@@ -926,6 +930,13 @@ class GemvTSolver(GemvSolver):
 
     def _operands(self, p: GemmProblem) -> tuple[int, int, bool, str, str]:
         return p.n, p.m, self._contiguous_column(p), "VEC_B", "VEC_A"
+
+    def compile_stand_in(self, problem: GemmProblem) -> GemmProblem:
+        """N as the problem's: a row-major B is served only as a packed K x 1 column, which a
+        64-column stand-in is not (found on the GPU: every rr config of the first sweep
+        failed its warm-up)."""
+        return GemmProblem(64, problem.n, 64, 1, problem.dtype, problem.layout, problem.tf32,
+                           base_align=problem.base_align)
 
     def _kernel_args(self, p: GemmProblem, a, b, out):
         sa, sb, sc = a.stride(), b.stride(), out.stride()
