@@ -1,7 +1,8 @@
 """The problems the transposed GEMV (gemm.gemv_t: N <= 4, A row-major) is swept on (session
 28): every bf16 problem it can serve in the shipped bf16 model's training files (its
 manifest, as it was before the family) and in the two bf16 validation sets, one list per
-layout (the sweeps take one layout each).
+layout (the sweeps take one layout each); and the problems of the fp16 and fp8 validation sets
+it serves, so that those stay exhaustive.
 
     python benchmarks/problems/make_gemv_t_lists.py
 """
@@ -43,6 +44,12 @@ def main():
                 path = HERE / f"{prefix}_{layout}_bf16_gemv_t.jsonl"
                 write_problem_file(rows, path)
                 print(f"{path.name}: {len(rows)} problems")
+    for dtype, layout in (("fp16", "rr"), ("fp8e4m3", "rc")):
+        rows = served(sorted((ROOT / f"data/gemm/{dtype}/h200/validation").glob("*.parquet")),
+                      dtype)
+        path = HERE / f"validation_{layout}_{dtype}_gemv_t.jsonl"
+        write_problem_file(rows, path)
+        print(f"{path.name}: {len(rows)} problems")
 
 
 if __name__ == "__main__":
