@@ -329,16 +329,27 @@ GEMV_SHAPES = {
 @pytest.mark.parametrize("layout", ["rc", "cc"])
 @pytest.mark.parametrize("dtype, tf32", DTYPES)
 def test_gemv_decode_shapes(monkeypatch, shape, layout, dtype, tf32):
-    monkeypatch.setitem(SHAPES, shape, GEMV_SHAPES[shape])
+    p, configs = shape_configs(monkeypatch, "gemm.gemv", GEMV_SHAPES, shape, dtype, tf32, layout)
+    # m1_ragged_n: each block_n, a ragged edge; m3_ragged_m: each block_m, ragged or not
+    each = {"m1_ragged_n": ("block_n", (2, 4, 8)), "m3_ragged_m": ("block_m", (1, 2, 4))}
+    run_tile_picks(p, configs, each.get(shape) if dtype in SMALLEST_DTYPES else None)
+
+
+def shape_configs(monkeypatch, family, shapes, shape, dtype, tf32, layout):
+    """A family's own test shape as a problem, and the family's valid configs for it."""
+    monkeypatch.setitem(SHAPES, shape, shapes[shape])
     p = make_problem(shape, dtype, tf32, layout)
-    configs = solvers.SOLVERS["gemm.gemv"].configs(p)
+    return p, solvers.SOLVERS[family].configs(p)
+
+
+def run_tile_picks(p: GemmProblem, configs, each=None):
+    """The largest and smallest tile, and with ``each = (parameter, values)`` the first
+    config of every value too."""
     picks = {largest(configs), smallest(configs)}
-    if shape == "m1_ragged_n" and dtype in SMALLEST_DTYPES:   # each block_n, a ragged edge
-        picks |= {min((c for c in configs if c.block_n == bn), key=lambda c: c.id)
-                  for bn in (2, 4, 8)}
-    if shape == "m3_ragged_m" and dtype in SMALLEST_DTYPES:   # each block_m, ragged or not
-        picks |= {min((c for c in configs if c.block_m == bm), key=lambda c: c.id)
-                  for bm in (1, 2, 4)}
+    if each:
+        name, values = each
+        picks |= {min((c for c in configs if getattr(c, name) == v), key=lambda c: c.id)
+                  for v in values}
     for c in sorted(picks):
         run_and_check(p, c)
 
@@ -404,21 +415,15 @@ GEMV_T_ROW_MAJOR_B = {"n1_ragged_m"}
 @pytest.mark.parametrize("layout", ["rr", "rc"])
 @pytest.mark.parametrize("dtype, tf32", DTYPES)
 def test_gemv_t_narrow_shapes(monkeypatch, shape, layout, dtype, tf32):
-    monkeypatch.setitem(SHAPES, shape, GEMV_T_SHAPES[shape])
-    p = make_problem(shape, dtype, tf32, layout)
-    configs = solvers.SOLVERS["gemm.gemv_t"].configs(p)
+    p, configs = shape_configs(monkeypatch, "gemm.gemv_t", GEMV_T_SHAPES, shape, dtype, tf32,
+                               layout)
     if layout == "rr" and shape not in GEMV_T_ROW_MAJOR_B:
         assert configs == []
         return
-    picks = {largest(configs), smallest(configs)}
-    if shape == "n1_ragged_m" and dtype in SMALLEST_DTYPES:   # each block_m, a ragged edge
-        picks |= {min((c for c in configs if c.block_m == bm), key=lambda c: c.id)
-                  for bm in (2, 4, 8, 16, 32, 64)}
-    if shape == "n3_ragged_n" and dtype in SMALLEST_DTYPES:   # each block_n, ragged or not
-        picks |= {min((c for c in configs if c.block_n == bn), key=lambda c: c.id)
-                  for bn in (1, 2, 4)}
-    for c in sorted(picks):
-        run_and_check(p, c)
+    # n1_ragged_m: each block_m, a ragged edge; n3_ragged_n: each block_n, ragged or not
+    each = {"n1_ragged_m": ("block_m", (2, 4, 8, 16, 32, 64)),
+            "n3_ragged_n": ("block_n", (1, 2, 4))}
+    run_tile_picks(p, configs, each.get(shape) if dtype in SMALLEST_DTYPES else None)
 
 
 def test_gemv_t_serves_only_narrow_outputs_with_row_major_a():
