@@ -143,8 +143,15 @@ def test_shipped_db_serves_db_mode_on_its_environment(tmp_path, monkeypatch):
     store = PerfDb(SHIPPED, readonly=True)
     entries = store.entries()
     assert len(entries) > 1000
+    # a problem whose winner runs >= 20 us: below that, single screening timings of many
+    # equally fast configs (1 x 1 x 739: 150 GEMV configs of 4-5 us) spread more than the
+    # screening check at the end allows
+    passes = pd.concat([read_frame(f) for f in sorted(VALIDATION.glob("retime-*.parquet"))],
+                       ignore_index=True)
+    best_ms = clean(passes, within_pass=True).groupby("problem_key").time_ms.min()
     e = next(x for x in entries if x["mode"] == "exhaustive"
-             and x["problem_key"].startswith("gemm.bf16.rr"))
+             and x["problem_key"].startswith("gemm.bf16.rr")
+             and best_ms.get(x["problem_key"], 0) >= 0.02)
     stored = sqlite3.connect(f"file:{unpacked(SHIPPED)}?mode=ro", uri=True).execute(
         "SELECT gpu_name, driver, cuda, torch, triton, source_hash FROM envs WHERE env_key=?",
         (e["env_key"],)).fetchone()
@@ -158,12 +165,10 @@ def test_shipped_db_serves_db_mode_on_its_environment(tmp_path, monkeypatch):
     decision = d.decide(p)
     assert decision.source == "db" and decision.config_id == e["winner"]
     # the winner is the fastest of the problem's latest re-timing pass (what the builder reads)
-    passes = pd.concat([read_frame(f) for f in sorted(VALIDATION.glob("retime-*.parquet"))],
-                       ignore_index=True)
     latest = clean(passes[passes.problem_key == p.key()], within_pass=True)
     assert e["winner"] == latest.sort_values("time_ms", kind="stable").config_id.iloc[0]
-    # and near the fastest the sweep screened: single timings of a kernel of a few
-    # microseconds, like this one, move by up to ~8% between passes (BENCHMARKS, "Session 26")
+    # and near the fastest the sweep screened: single timings of short kernels move by up to
+    # ~8% between passes (BENCHMARKS, "Session 26")
     screened = rows.groupby("config_id").time_ms.min()
     assert screened[e["winner"]] <= screened.min() * 1.10
 
