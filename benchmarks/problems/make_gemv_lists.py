@@ -23,11 +23,12 @@ HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 
 
-def served(files, dtype="bf16") -> list[GemmProblem]:
+def served(files, dtype="bf16", family="gemm.gemv") -> list[GemmProblem]:
+    """The problems of ``files`` of ``dtype`` that ``family`` serves (has a valid config for)."""
     keys = pd.concat([pd.read_parquet(f, columns=["problem_key"]) for f in files])["problem_key"]
-    gemv, hw = SOLVERS["gemm.gemv"], profile("h200")
+    solver, hw = SOLVERS[family], profile("h200")
     out = [GemmProblem.from_key(k) for k in sorted(set(keys))]
-    return [p for p in out if p.dtype_token == dtype and gemv.configs(p, hw)]
+    return [p for p in out if p.dtype_token == dtype and solver.configs(p, hw)]
 
 
 ROWS_PROBE_M = (2, 3, 4, 8, 16)

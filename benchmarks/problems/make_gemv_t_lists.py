@@ -7,26 +7,17 @@ it serves, so that those stay exhaustive.
     python benchmarks/problems/make_gemv_t_lists.py
 """
 
+import functools
 import json
 from pathlib import Path
 
-import pandas as pd
+from make_gemv_lists import served as served_by   # this folder is on sys.path as a script's
 
 from tilepick.bench.shapes import write_problem_file
-from tilepick.hardware import profile
-from tilepick.problem import GemmProblem
-from tilepick.solvers import SOLVERS
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
-FAMILY = "gemm.gemv_t"
-
-
-def served(files, dtype="bf16") -> list[GemmProblem]:
-    keys = pd.concat([pd.read_parquet(f, columns=["problem_key"]) for f in files])["problem_key"]
-    solver, hw = SOLVERS[FAMILY], profile("h200")
-    out = [GemmProblem.from_key(k) for k in sorted(set(keys))]
-    return [p for p in out if p.dtype_token == dtype and solver.configs(p, hw)]
+served = functools.partial(served_by, family="gemm.gemv_t")
 
 
 def main():

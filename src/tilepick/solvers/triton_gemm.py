@@ -7,13 +7,12 @@ computed once and cached: a repeated shape pays for a dictionary lookup, not for
 from __future__ import annotations
 
 import functools
-import math
 import threading
 from dataclasses import dataclass
 
 from tilepick.config import SPACES, KernelConfig
 from tilepick.hardware import HardwareProfile, current
-from tilepick.problem import DType, GemmProblem, cdiv, next_pow2
+from tilepick.problem import DType, GemmProblem, _align_bytes, cdiv, next_pow2
 from tilepick.runtime import allocate_outside_graph_pools, patch_interpreter
 from tilepick.solvers.base import ConfigInvalidError, NotInThisContextError, Solver
 from tilepick.solvers.direct_launch import DirectLaunch
@@ -802,22 +801,21 @@ class GemvSolver(TritonGemmSolver):
                     "through shared memory every K step")
         return None
 
-    def _operands(self, p: GemmProblem) -> tuple[int, int, bool, str, str]:
+    def _operands(self, p: GemmProblem, hints: dict) -> tuple[int, int, bool, int, int]:
         """(vector rows in all, weight rows in all, the vector's rows are K-contiguous, the
-        problem operand of the vector, of the weight)."""
-        return p.m, p.n, p.a_row_major, "VEC_A", "VEC_B"
+        vector's and the weight's vector widths) from the problem's alignment hints."""
+        return p.m, p.n, p.a_row_major, hints["VEC_A"], hints["VEC_B"]
 
     @functools.lru_cache(maxsize=65536)
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
         p, c = problem, config
         rows, wrows = self.vector_rows(c), self.weight_rows(c)
-        count, wcount, vec_row, vec_hint, w_hint = self._operands(p)
         hints = _alignment_hints(p, c.block_k)
         hints.pop("VEC_C")   # C is written a column block at a time, without vector hints
-        # the kernel's A is the vector operand, its B the weight
-        hints["VEC_A"], hints["VEC_B"] = hints[vec_hint], hints[w_hint]
-        if not vec_row:
-            hints["VEC_A"] = 1   # a strided column of the vector: scalar loads, no hint
+        count, wcount, vec_row, vec_a, vec_b = self._operands(p, hints)
+        # the kernel's A is the vector operand, its B the weight; a strided column of the
+        # vector is loaded one element at a time, with no hint
+        hints["VEC_A"], hints["VEC_B"] = (vec_a if vec_row else 1), vec_b
         group = self.k_group(p, c) if hints["VEC_B"] > 1 else 1
         constexprs = dict(
             BLOCK_M=rows, BLOCK_N=wrows, BLOCK_K=c.block_k, A_ROW=vec_row,
@@ -909,27 +907,23 @@ class GemvTSolver(GemvSolver):
         return None
 
     @staticmethod
-    def _contiguous_column(p: GemmProblem) -> bool:
-        """B's one column is K-contiguous: column-major B, or a packed row-major K x 1 (the
-        ``hidden @ w`` of a score head), which is the same bytes. The vector is then loaded
-        with 16-byte vectors instead of one element at a time."""
-        return not p.b_row_major or (p.n == 1 and p.ldb == 1)
+    def _packed_column(p: GemmProblem) -> bool:
+        """A row-major K x 1 B with ldb 1 (the ``hidden @ w`` of a score head): the same
+        bytes as a column-major one, loaded with 16-byte vectors instead of one element at a
+        time."""
+        return p.b_row_major and p.n == 1 and p.ldb == 1
 
-    @functools.lru_cache(maxsize=65536)
-    def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
-        plan = super().plan(problem, config)
-        p = problem
-        if not (p.b_row_major and self._contiguous_column(p)):
-            return plan
-        # a packed K x 1 row-major B: aligned as its base and K allow (operand_align would
-        # read its contiguous size as N = 1)
-        it = p.dtype.itemsize
-        vec = 16 // it if min(p.base_align, math.gcd(p.k * it, 16)) == 16 else 1
-        kw = dict(plan.constexprs, VEC_A=vec)
-        return LaunchPlan(plan.grid, tuple(sorted(kw.items())))
+    def _contiguous_column(self, p: GemmProblem) -> bool:
+        """B's columns are K-contiguous: column-major B, or a packed K x 1."""
+        return not p.b_row_major or self._packed_column(p)
 
-    def _operands(self, p: GemmProblem) -> tuple[int, int, bool, str, str]:
-        return p.n, p.m, self._contiguous_column(p), "VEC_B", "VEC_A"
+    def _operands(self, p: GemmProblem, hints: dict) -> tuple[int, int, bool, int, int]:
+        vec_b = hints["VEC_B"]
+        if self._packed_column(p):
+            # aligned as its base and K allow (operand_align reads its contiguous size as N = 1)
+            it = p.dtype.itemsize
+            vec_b = 16 // it if min(p.base_align, _align_bytes(p.k, it)) == 16 else 1
+        return p.n, p.m, self._contiguous_column(p), vec_b, hints["VEC_A"]
 
     def compile_stand_in(self, problem: GemmProblem) -> GemmProblem:
         """N as the problem's: a row-major B is served only as a packed K x 1 column, which a
@@ -943,7 +937,7 @@ class GemvTSolver(GemvSolver):
         if sa[2] != 1 and p.k > 1:   # the kernel walks A's rows with unit stride
             raise ConfigInvalidError(f"{p.key()}: A's K stride is {sa[2]}, not 1: the tensor "
                                      "is not row-major as the problem says")
-        if p.b_row_major and self._contiguous_column(p) and sb[1] != 1 and p.k > 1:
+        if self._packed_column(p) and sb[1] != 1 and p.k > 1:
             raise ConfigInvalidError(f"{p.key()}: B's K stride is {sb[1]}, not 1: the tensor "
                                      "is not the packed K x 1 column the problem says")
         # the vector rows are B's columns (N stride, K stride), C is written transposed; one
