@@ -1,0 +1,34 @@
+"""One digest of every launch plan of the Triton families (but gemm.gemv_t) on the plan
+fingerprint's probes and two decode problems: run under two trees to show that an edit left
+every earlier family's plans as they were (session 28: 56,040 plans, equal digests).
+
+    python benchmarks/analysis_s28/plans_unchanged.py
+    git worktree add /tmp/old REV && PYTHONPATH=/tmp/old/src python benchmarks/analysis_s28/plans_unchanged.py
+"""
+
+import hashlib
+
+from tilepick import config as cfg
+from tilepick import hardware
+from tilepick.problem import GemmProblem
+from tilepick.solvers import SOLVERS
+from tilepick.solvers.fingerprint import PROBES
+
+DECODE = (dict(m=3, n=4096, k=4096, layout="rc"), dict(m=2, n=1000, k=4097, layout="cc",
+                                                          base_align=2))
+
+
+def main():
+    hardware._current = hardware.profile("h200")
+    plans = []
+    for fam, solver in SOLVERS.items():
+        if fam == "gemm.gemv_t" or not hasattr(solver, "plan"):
+            continue
+        for kw in PROBES + DECODE:
+            p = GemmProblem(**kw)
+            plans += [repr((fam, p.key(), c.id, solver.plan(p, c))) for c in cfg.space(fam)]
+    print(len(plans), hashlib.sha256("\n".join(plans).encode()).hexdigest()[:16])
+
+
+if __name__ == "__main__":
+    main()
