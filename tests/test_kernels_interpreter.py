@@ -406,9 +406,9 @@ GEMV_T_SHAPES = {
     "n2_batch": dict(m=40, n=2, k=512, batch=2),
     "n4_align_min": dict(m=24, n=4, k=264, base_align="min"),
     "n1_ragged_m": dict(m=45, n=1, k=200),          # rr: a packed K x 1 B, vector loads
+    "n4_even": dict(m=64, n=4, k=1024),             # rr: B's K x 4 tiles in 4-wide vectors
+    "n1_padded_ld": dict(m=20, n=1, k=96, pad=(8, 3, 0)),   # rr: a strided K x 1 column
 }
-# row-major B: only its packed K x 1 column is served
-GEMV_T_ROW_MAJOR_B = {"n1_ragged_m"}
 
 
 @pytest.mark.parametrize("shape", sorted(GEMV_T_SHAPES))
@@ -417,12 +417,10 @@ GEMV_T_ROW_MAJOR_B = {"n1_ragged_m"}
 def test_gemv_t_narrow_shapes(monkeypatch, shape, layout, dtype, tf32):
     p, configs = shape_configs(monkeypatch, "gemm.gemv_t", GEMV_T_SHAPES, shape, dtype, tf32,
                                layout)
-    if layout == "rr" and shape not in GEMV_T_ROW_MAJOR_B:
-        assert configs == []
-        return
-    # n1_ragged_m: each block_m, a ragged edge; n3_ragged_n: each block_n, ragged or not
+    # n1_ragged_m: each block_m, a ragged edge; n3_ragged_n: each block_n, ragged or not;
+    # n4_even: each block_n (rr: the transposed tile with 1, 2 and 4 columns a vector)
     each = {"n1_ragged_m": ("block_m", (2, 4, 8, 16, 32, 64)),
-            "n3_ragged_n": ("block_n", (1, 2, 4))}
+            "n3_ragged_n": ("block_n", (1, 2, 4)), "n4_even": ("block_n", (1, 2, 4))}
     run_tile_picks(p, configs, each.get(shape) if dtype in SMALLEST_DTYPES else None)
 
 
@@ -433,9 +431,10 @@ def test_gemv_t_serves_only_narrow_outputs_with_row_major_a():
     # block_n up to N's next power of two, block_m up to M's
     assert {c.block_n for c in gemv_t.configs(GemmProblem(64, 3, 1024, layout="rc"))} == {1, 2, 4}
     assert max(c.block_m for c in gemv_t.configs(GemmProblem(5, 1, 1024))) == 8
+    # a row-major B of any width up to 4, padded or not (its columns loaded as a K x N tile)
+    assert gemv_t.configs(GemmProblem(4096, 2, 512)) and gemv_t.configs(GemmProblem(4096, 1, 512, ldb=2))
     for p in (GemmProblem(4096, 5, 512, layout="rc"), GemmProblem(4096, 1, 512, layout="cr"),
-              GemmProblem(4096, 2, 512), GemmProblem(4096, 1, 512, ldb=2),
-              GemmProblem(4096, 1, 512, layout="cc")):
+              GemmProblem(4096, 5, 512), GemmProblem(4096, 1, 512, layout="cc")):
         assert gemv_t.configs(p) == []
         with pytest.raises(NotApplicableError):
             gemv_t.check(p, KernelConfig.from_id("gemm.gemv_t.m8n1k512.g1.w4.s1"))
@@ -461,6 +460,19 @@ def test_gemv_t_serves_only_narrow_outputs_with_row_major_a():
                         (GemmProblem(8192, 1, 4096, ldb=2), False, 1)):
         kw = gemv_t.plan(q, c1).kwargs
         assert (kw["A_ROW"], kw["VEC_A"]) == (row, vec), q.key()
+    # a row-major B's K x N tile is loaded transposed (A_T), its block_n columns one vector
+    # where N, ldb and the base keep them aligned; plans with K-contiguous columns leave A_T
+    # out (the kernel's default: their code is the session-28 kernel's)
+    assert "A_T" not in gemv_t.plan(GemmProblem(8192, 4, 4096, layout="rc"), c).kwargs
+    for q, cid, vec in ((GemmProblem(8192, 4, 4096), "m16n4k2048", 4),
+                        (GemmProblem(8192, 4, 4096), "m16n2k2048", 2),
+                        (GemmProblem(8192, 2, 4096, ldb=4), "m16n2k2048", 2),
+                        (GemmProblem(8192, 4, 4096, ldb=6), "m16n4k2048", 1),
+                        (GemmProblem(8192, 3, 4096), "m16n4k2048", 1),
+                        (GemmProblem(8192, 4, 4096, base_align=4), "m16n4k2048", 1),
+                        (GemmProblem(8192, 1, 4096, ldb=2), "m16n1k2048", 1)):
+        kw = gemv_t.plan(q, KernelConfig.from_id(f"gemm.gemv_t.{cid}.g1.w4.s3")).kwargs
+        assert (kw["A_ROW"], kw.get("A_T"), kw["VEC_A"]) == (False, True, vec), (q.key(), cid)
 
 
 def test_gemv_t_refuses_an_a_that_is_not_row_major():

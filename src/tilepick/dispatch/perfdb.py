@@ -126,6 +126,13 @@ SAME_SPEED: dict[str, tuple[str, ...]] = {
     # above 100 us (the small ones' round spreads, 6-15%, exceed any effect). The other
     # kernels' files are byte-identical.
     "6a07b51fb8129f8e": ("a9d95dd383f65cfd",),
+    # session 29: gemm.gemv_t serves a row-major B of any width (N <= 4), its K x N tile
+    # loaded transposed under a new constexpr A_T that defaults to off and is set only in
+    # those plans, which no earlier key could serve. Every other plan is the same (the earlier
+    # families': 56,040 on the probes, benchmarks/analysis_s28/plans_unchanged.py; gemm.gemv_t's
+    # on every problem of its datasets: 40,172), and the kernel compiled for sm_90 without A_T
+    # gives the earlier PTX (`ptx_ab.py --kernel gemv`: 16 of 16 sets identical).
+    "d782cc68d36713cc": ("6a07b51fb8129f8e",),
 }
 
 

@@ -806,6 +806,14 @@ class GemvSolver(TritonGemmSolver):
         vector's and the weight's vector widths) from the problem's alignment hints."""
         return p.m, p.n, p.a_row_major, hints["VEC_A"], hints["VEC_B"]
 
+    @staticmethod
+    def _transposed_width(p: GemmProblem, count: int, rows: int) -> int:
+        """Elements of one vector load of gemm.gemv_t's transposed tile of a row-major B (the
+        block_n columns of one K index): all of them where N is a multiple of the block and
+        ldb and the base keep them aligned, else 1."""
+        whole = count % rows == 0 and p.ldb % rows == 0 and p.base_align >= rows * p.dtype.itemsize
+        return rows if rows > 1 and whole else 1
+
     @functools.lru_cache(maxsize=65536)
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
         p, c = problem, config
@@ -813,14 +821,22 @@ class GemvSolver(TritonGemmSolver):
         hints = _alignment_hints(p, c.block_k)
         hints.pop("VEC_C")   # C is written a column block at a time, without vector hints
         count, wcount, vec_row, vec_a, vec_b = self._operands(p, hints)
-        # the kernel's A is the vector operand, its B the weight; a strided column of the
-        # vector is loaded one element at a time, with no hint
-        hints["VEC_A"], hints["VEC_B"] = (vec_a if vec_row else 1), vec_b
+        # the kernel's A is the vector operand, its B the weight. A vector whose rows are not
+        # K-contiguous has them adjacent; gemm.gemv_t (a row-major B's columns) loads its
+        # K x rows tile transposed (A_T), with vectors of its rows where aligned. gemm.gemv
+        # (a column-major A's rows, no dataset measures them) still loads one element at a time
+        transposed = self.swapped and not vec_row
+        hints["VEC_A"] = vec_a if vec_row else \
+            self._transposed_width(p, count, rows) if transposed else 1
+        hints["VEC_B"] = vec_b
         group = self.k_group(p, c) if hints["VEC_B"] > 1 else 1
+        # A_T only where set (the kernel's default): every other plan is the earlier one
+        transposed = dict(A_T=True) if transposed else {}
         constexprs = dict(
             BLOCK_M=rows, BLOCK_N=wrows, BLOCK_K=c.block_k, A_ROW=vec_row,
             **hints, SUM_K=group, EVEN_M=count % rows == 0, EVEN_N=wcount % wrows == 0,
-            HAS_SCALE=p.dtype is DType.FP8, num_warps=c.num_warps, num_stages=c.num_stages)
+            HAS_SCALE=p.dtype is DType.FP8, **transposed, num_warps=c.num_warps,
+            num_stages=c.num_stages)
         grid = (cdiv(count, rows) * cdiv(wcount, wrows), p.batch)
         return LaunchPlan(grid, tuple(sorted(constexprs.items())))
 
@@ -843,7 +859,10 @@ class GemvSolver(TritonGemmSolver):
         args = list(args)
         if p.batch == 1:
             args[3] = args[6] = args[8] = 0
-        vec_ld = args[4] if kw["A_ROW"] else 0
+        if kw.get("A_T") and args[0] > 1 and args[4] != 1:
+            raise ConfigInvalidError(f"{p.key()}: the vector operand's rows are {args[4]} "
+                                     "elements apart, not adjacent as its layout says")
+        vec_ld = args[4] if kw["A_ROW"] else args[5] if kw.get("A_T") else 0
         _check_hints(kw, p, args[3], vec_ld, args[6], args[7], args[8], args[9])
         return plan.grid, tensors, tuple(args), kw
 
@@ -874,9 +893,12 @@ class GemvSolver(TritonGemmSolver):
 
 
 class GemvTSolver(GemvSolver):
-    """The GEMV on C^T = B^T A^T (``kernels.gemm_gemv``): C with N <= GEMV_MAX_M columns, A
-    row-major and B's columns K-contiguous (column-major B, or a packed K x 1): a score head (``hidden @ w`` with one to four outputs over many
-    tokens) or any other GEMM with a narrow output. Its speed is A's bandwidth, as the decode
+    """The GEMV on C^T = B^T A^T (``kernels.gemm_gemv``): C with N <= GEMV_MAX_M columns and A
+    row-major, B of either layout: a score head (``hidden @ w`` or ``hidden @ W.T`` with one to
+    four outputs over many tokens) or any other GEMM with a narrow output. B's columns are
+    loaded as K-contiguous rows (column-major B, or a packed K x 1) or, from a row-major B, as
+    a transposed K x N tile (session 29: as rows, one scalar load per element, its binaries
+    compiled ~10x slower and the family left rr N = 2-4 unserved). Its speed is A's bandwidth, as the decode
     GEMV's is the weight's: the tensor-core families pad N to 16 columns and the narrow
     problems of the bf16 data ran at 1.2-3.5 TB/s on their best config (H200, ~4.8 TB/s).
 
@@ -897,13 +919,6 @@ class GemvTSolver(GemvSolver):
                     f"per element of A; it serves N <= {GEMV_MAX_M}")
         if not p.a_row_major:
             return "A is column-major (M contiguous): the transposed GEMV streams A's K-contiguous rows"
-        if not self._contiguous_column(p):
-            # B's 2-4 columns as vector rows are strided one element at a time: the sweep's
-            # compiles ran at ~3.5 binaries/s on 16 processes (32/s column-major, H200, session
-            # 28), too slow to measure the family there; a transposed load of B's K x N tile
-            # would vectorise it
-            return (f"B is row-major with N={p.n} columns (or a padded one): its columns are "
-                    "not K-contiguous, and the transposed GEMV loads them as vector rows")
         return None
 
     @staticmethod
