@@ -24,7 +24,8 @@ SHAPES = [(1, 4096, 4096), (128, 512, 256), (257, 129, 67), (97, 1, 512), (64, 9
           (1000, 1000, 1000), (4097, 4095, 1023), (512, 768, 384),
           (2000, 3008, 1008),   # more tiles than SMs (persistent programs loop), partial edges
           (3, 8191, 999), (4, 1000, 1024),   # decode steps (gemm.gemv): ragged N, odd K
-          (13, 2049, 1030), (16, 512, 4096)]   # its row blocks: ragged M, full blocks
+          (13, 2049, 1030), (16, 512, 4096),   # its row blocks: ragged M, full blocks
+          (4097, 4, 1023), (300, 3, 4096), (8192, 2, 520)]   # narrow outputs (gemm.gemv_t)
 LAYOUTS = ["rr", "rc", "cr", "cc"]
 
 
