@@ -4,7 +4,7 @@ A kernel edit retires its measured rows unless its speed is unchanged (``perfdb.
 Where the edit only moves code (a jit helper, a docstring), the cheapest proof is the compiled
 code itself: Triton compiles for a GPU target without a GPU (its bundled ptxas included), so
 this builds both versions of ``gemm_ptr_kernel`` (``--kernel ptr``) or of the two TMA kernels
-(``--kernel tma``) or the GEMV kernel (``--kernel gemv``) for the same constexpr sets and compares the PTX code sections (debug
+(``--kernel tma``) or the GEMV kernel (``--kernel gemv``; ``gemv_t``: its transposed loads) for the same constexpr sets and compares the PTX code sections (debug
 sections, comments, ``.loc`` lines and label names left out). It reports, per set, the lines
 that differ; ``kernel_ab.py`` times two versions on the GPU.
 
@@ -16,6 +16,7 @@ that differ; ``kernel_ab.py`` times two versions on the GPU.
 
 import argparse
 import difflib
+import functools
 import importlib.util
 import inspect
 import itertools
@@ -88,23 +89,29 @@ GEMV_INT_ARGS = ["M", "N", "K", "stride_ab", "stride_am", "stride_ak", "stride_b
                  "stride_cb", "stride_cm", "stride_cn"]
 
 
-def gemv_cases(dtype="bf16"):
+def gemv_cases(dtype="bf16", transposed=False):
     """The GEMV kernel (both GEMV families) as the launch plans set it: vector rows 1 and 4,
-    weight rows 1 and 16, A's rows K-contiguous or strided, even or masked K and edges."""
+    weight rows 1 and 16, A's rows K-contiguous or strided, even or masked K and edges;
+    ``transposed``: the strided ones loaded as a transposed tile (A_T, since session 29)."""
     sig = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{dtype}",
            "scale_a_ptr": "*fp32", "scale_b_ptr": "*fp32", **{n: "i32" for n in GEMV_INT_ARGS}}
-    for bm, bn, a_row, even in itertools.product((1, 4), (1, 16), (True, False),
-                                                 (True, False)):
+    for bm, bn, a_row, even in itertools.product((1, 4), (1, 16), (False,) if transposed
+                                                 else (True, False), (True, False)):
         bk = 512 if bm == 1 else 1024
         ce = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, A_ROW=a_row, VEC_A=8 if a_row else 1,
                   VEC_B=8, VEC_K=1 if even else 8, SUM_K=8 if bm > 1 else 1, EVEN_M=even,
                   EVEN_K=even, EVEN_N=even, HAS_SCALE=False)
-        yield (f"rows {bm} weight rows {bn} a_row {a_row} even {even}", "gemv_kernel", sig, ce)
+        if transposed:
+            ce.update(A_T=True, VEC_A=bm)
+        yield (f"rows {bm} weight rows {bn} a_row {a_row} even {even}"
+               + (" A_T" if transposed else ""), "gemv_kernel", sig, ce)
 
 
 KERNELS = {"ptr": ("tilepick.kernels.gemm_ptr", ptr_cases),
            "tma": ("tilepick.kernels.gemm_tma", tma_cases),
-           "gemv": ("tilepick.kernels.gemm_gemv", gemv_cases)}
+           "gemv": ("tilepick.kernels.gemm_gemv", gemv_cases),
+           "gemv_t": ("tilepick.kernels.gemm_gemv", functools.partial(gemv_cases,
+                                                                      transposed=True))}
 
 
 def code_lines(text):

@@ -48,6 +48,7 @@ SHAPES = {
     "align_min": dict(m=24, n=40, k=72, base_align="min"),
     "batch": dict(m=48, n=80, k=64, batch=3),
     "batch_odd": dict(m=21, n=35, k=70, batch=2),
+    "n2_long_k": dict(m=5, n=2, k=1100),   # gemm.gemv_t_splitk's only kind of problem
 }
 
 # (family, shape) pairs that also run the smallest tile (slow for pointer kernels)
@@ -117,6 +118,10 @@ def _cases():
         return _collect_cases()
 
 
+# shapes only some families run (the others would add interpreter time and no new edge)
+ONLY_FOR = {"n2_long_k": ("gemm.gemv_t_splitk",)}
+
+
 def _collect_cases():
     hw = current()
     cases = []
@@ -124,6 +129,8 @@ def _collect_cases():
         for dtype, tf32 in DTYPES:
             for layout in LAYOUTS:
                 for shape in SHAPES:
+                    if family not in ONLY_FOR.get(shape, (family,)):
+                        continue
                     p = make_problem(shape, dtype, tf32, layout)
                     configs = solver.configs(p, hw)
                     if not configs:
@@ -181,7 +188,7 @@ def test_case_coverage():
             expected = {(d, lay) for d, lay in every if d != "fp8e4m3" or lay == "rc"}
         if family == "gemm.gemv":   # B column-major only
             expected = {(d, lay) for d, lay in every if lay[1] == "c"}
-        if family == "gemm.gemv_t":   # A row-major only
+        if family in ("gemm.gemv_t", "gemm.gemv_t_splitk"):   # A row-major only
             expected = {(d, lay) for d, lay in every if lay[0] == "r"}
         assert seen[family] == expected, family
     keys = {case.values[0].key() for case in CASES if case.values[1].family == "gemm.ptr"}
@@ -196,7 +203,8 @@ def _bind_cases():
     with _spaces_built_once():
         for family, solver in solvers.SOLVERS.items():
             for layout in ("rr", "rc"):
-                narrow = ("n1",) if family == "gemm.gemv_t" else ()   # its only problems
+                narrow = {"gemm.gemv_t": ("n1",), "gemm.gemv_t_splitk": ("n2_long_k",)}.get(
+                    family, ())   # their only problems
                 for shape in ("aligned", "odd_ld", "align_min", "batch_odd", "m1") + narrow:
                     p = make_problem(shape, "fp16", False, layout)
                     configs = solver.configs(p, current())
@@ -288,7 +296,10 @@ def test_split_k_fused_leaves_its_workspace_at_zero():
     shape, batch or problem, and the next launch (a different problem on the same pair)
     must still be right."""
     fused, tma = "gemm.splitk_fused", "gemm.tma_splitk"   # they share the workspace
+    gemv = "gemm.gemv_t_splitk"                           # so does the split GEMV
     cases = [(fused, GemmProblem(40, 96, 1000, dtype="fp16"), 8, 16),
+             (gemv, GemmProblem(37, 3, 2100, dtype="fp16"), 4, 8),
+             (gemv, GemmProblem(9, 2, 3000, batch=2, dtype="bf16", layout="rc"), 8, 4),
              (tma, GemmProblem(48, 80, 1024, batch=2, dtype="fp16", layout="rc"), 4, 64),
              (fused, GemmProblem(21, 35, 700, batch=2, dtype="bf16", layout="rc"), 4, 32),
              (tma, GemmProblem(64, 64, 512, dtype="fp32", layout="cr"), 8, 64),
@@ -473,6 +484,37 @@ def test_gemv_t_serves_only_narrow_outputs_with_row_major_a():
                         (GemmProblem(8192, 1, 4096, ldb=2), "m16n1k2048", 1)):
         kw = gemv_t.plan(q, KernelConfig.from_id(f"gemm.gemv_t.{cid}.g1.w4.s3")).kwargs
         assert (kw["A_ROW"], kw.get("A_T"), kw["VEC_A"]) == (False, True, vec), (q.key(), cid)
+
+
+@pytest.mark.parametrize("shape", ["n3_odd_ld", "n2_batch", "n4_even", "n3_ragged_n"])
+@pytest.mark.parametrize("layout", ["rr", "rc"])
+@pytest.mark.parametrize("dtype", ["fp16", "fp32", "fp8e4m3"])
+def test_gemv_t_splitk_narrow_shapes(monkeypatch, shape, layout, dtype):
+    """The split GEMV on the transposed GEMV's edge shapes (K = 300-1100 over 2-4 splits,
+    some of them empty or ragged), each split count once (fp16) or the largest tile."""
+    p, configs = shape_configs(monkeypatch, "gemm.gemv_t_splitk", GEMV_T_SHAPES, shape, dtype,
+                               False, layout)
+    assert configs and all(c.split_k > 1 for c in configs)
+    run_tile_picks(p, configs, ("split_k", sorted({c.split_k for c in configs}))
+                   if dtype == "fp16" else None)
+
+
+def test_gemv_t_splitk_serves_few_rows_against_a_long_k():
+    split = solvers.SOLVERS["gemm.gemv_t_splitk"]
+    # 204 x 4 x 27963: up to 64 splits of 256-2048 K steps, only while rows leave SMs idle
+    p = GemmProblem(204, 4, 27963)
+    configs = split.configs(p)
+    assert {c.split_k for c in configs} == {2, 4, 8, 16, 32, 64}
+    assert all(triton_gemm.cdiv(204, c.block_m) * triton_gemm.cdiv(4, c.block_n)
+               <= current().sm_count for c in configs)
+    c = KernelConfig.from_id("gemm.gemv_t_splitk.m2n4k1024.g1.w4.s1.sk16")
+    plan = split.plan(p, c)
+    assert plan.grid == (102, 16, 1) and dict(plan.constexprs)["A_T"]
+    assert split.workspace(p, c) == 4 * 204 * 4 + 4 * 102
+    assert split.kernels(p, c)[0][0] == "gemv_splitk_kernel"
+    # many rows fill the GPU unsplit; a short K has nothing to split
+    assert split.configs(GemmProblem(65536, 1, 4096, layout="rc")) == []
+    assert split.configs(GemmProblem(64, 1, 256, layout="rc")) == []
 
 
 def test_gemv_t_refuses_an_a_that_is_not_row_major():

@@ -35,6 +35,8 @@ FAMILIES = {
                        "gemm.splitk_fused; the last program stores through the copy engine)",
     "gemm.gemv_t": "GEMV on C^T = B^T A^T for narrow outputs (N <= 4, A row-major): rows of A "
                    "streamed with 16-byte loads into block_n columns of B, fp32 products",
+    "gemm.gemv_t_splitk": "gemm.gemv_t split over K in one launch (the partials meet as in "
+                          "gemm.splitk_fused): few rows of A against a long K",
 }
 VENDOR_FAMILIES = ("gemm.cublas",)
 
@@ -79,6 +81,11 @@ SPACES: dict[str, dict[str, tuple]] = {
     "gemm.gemv_t": dict(block_m=(1, 2, 4, 8, 16, 32, 64), block_n=(1, 2, 4),
                         block_k=(32, 64, 128, 256, 512, 1024, 2048),
                         group_m=(1,), num_warps=(4, 8), num_stages=(1, 3), split_k=(1,)),
+    # the same with K split (valid only while the unsplit grid leaves SMs idle): long K steps,
+    # each split a few of them
+    "gemm.gemv_t_splitk": dict(block_m=(1, 2, 4, 8, 16, 32, 64), block_n=(1, 2, 4),
+                               block_k=(256, 512, 1024, 2048), group_m=(1,), num_warps=(4, 8),
+                               num_stages=(1, 3), split_k=(2, 4, 8, 16, 32, 64)),
 }
 PARAM_NAMES = ("block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages", "split_k")
 

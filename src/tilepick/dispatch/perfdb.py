@@ -133,6 +133,12 @@ SAME_SPEED: dict[str, tuple[str, ...]] = {
     # on every problem of its datasets: 40,172), and the kernel compiled for sm_90 without A_T
     # gives the earlier PTX (`ptx_ab.py --kernel gemv`: 16 of 16 sets identical).
     "d782cc68d36713cc": ("6a07b51fb8129f8e",),
+    # session 29, later: a family added (gemm.gemv_t_splitk, a kernel appended to
+    # kernels/gemm_gemv.py); the GEMV kernel's loop moved unchanged into a jit helper both call
+    # (gemv_partial). Compiled for sm_90 (`ptx_ab.py --kernel gemv` and `--kernel gemv_t`
+    # against the d782cc68 file): 24 of 24 sets identical but for empty labels; the earlier
+    # families' 56,040 probe plans and gemm.gemv_t's 58,616 plans of its datasets are equal.
+    "0afec108f0cca52a": ("d782cc68d36713cc",),
 }
 
 

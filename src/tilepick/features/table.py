@@ -212,7 +212,7 @@ def _splitk_ws_factor(c):
     accumulated and exchanged back for zeros (fused: no clearing)."""
     det = _is(c, ("gemm.splitk",)) * 2 * c.split_k
     atomic = _is(c, ("gemm.splitk_atomic",)) * (c.split_k + 2)
-    fused = _is(c, ("gemm.splitk_fused", "gemm.tma_splitk")) * (c.split_k + 1)
+    fused = _is(c, ("gemm.splitk_fused", "gemm.tma_splitk", "gemm.gemv_t_splitk")) * (c.split_k + 1)
     return det + atomic + fused
 
 

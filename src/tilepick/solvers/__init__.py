@@ -9,14 +9,14 @@ from tilepick.runtime import require_device
 from tilepick.solvers.base import (ConfigInvalidError, NotApplicableError, NotInThisContextError,
                                    Solver)
 from tilepick.solvers.cublas import CublasSolver
-from tilepick.solvers.triton_gemm import (GemvSolver, GemvTSolver, PointerSolver, SplitKAtomicSolver,
+from tilepick.solvers.triton_gemm import (GemvSolver, GemvTSolver, GemvTSplitKSolver, PointerSolver, SplitKAtomicSolver,
                                           SplitKFusedSolver, SplitKSolver, TmaPersistentSolver,
                                           TmaRepackSolver, TmaSolver, TmaSplitKSolver)
 
 SOLVERS: dict[str, Solver] = {s.family: s for s in (
     PointerSolver(), TmaSolver(), TmaPersistentSolver(), TmaRepackSolver(), SplitKSolver(), SplitKAtomicSolver(),
     CublasSolver(), GemvSolver(), SplitKFusedSolver(),
-    TmaSplitKSolver(), GemvTSolver())}   # a family added later goes last: orders stay stable
+    TmaSplitKSolver(), GemvTSolver(), GemvTSplitKSolver())}   # a family added later goes last: orders stay stable
 
 __all__ = ["SOLVERS", "Solver", "solver_for", "applicable_configs", "NotApplicableError",
            "ConfigInvalidError", "NotInThisContextError", "launch", "bind"]

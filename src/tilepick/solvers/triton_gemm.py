@@ -837,7 +837,9 @@ class GemvSolver(TritonGemmSolver):
             **hints, SUM_K=group, EVEN_M=count % rows == 0, EVEN_N=wcount % wrows == 0,
             HAS_SCALE=p.dtype is DType.FP8, **transposed, num_warps=c.num_warps,
             num_stages=c.num_stages)
-        grid = (cdiv(count, rows) * cdiv(wcount, wrows), p.batch)
+        tiles = cdiv(count, rows) * cdiv(wcount, wrows)
+        # split-K (gemm.gemv_t_splitk): the splits are the grid's second dimension
+        grid = (tiles, p.batch) if c.split_k == 1 else (tiles, c.split_k, p.batch)
         return LaunchPlan(grid, tuple(sorted(constexprs.items())))
 
     def _kernel_args(self, p: GemmProblem, a, b, out):
@@ -866,28 +868,41 @@ class GemvSolver(TritonGemmSolver):
         _check_hints(kw, p, args[3], vec_ld, args[6], args[7], args[8], args[9])
         return plan.grid, tensors, tuple(args), kw
 
+    @staticmethod
+    def _kernel_name(c: KernelConfig) -> str:
+        return "gemv_kernel" if c.split_k == 1 else "gemv_splitk_kernel"
+
     def kernels(self, problem, config):
-        return [("gemv_kernel", self.plan(problem, config).constexprs)]
+        return [(self._kernel_name(config), self.plan(problem, config).constexprs)]
 
     def calls(self, p, c, a, b, out, scale_a, scale_b):
-        from tilepick.kernels.gemm_gemv import gemv_kernel
+        from tilepick.kernels import gemm_gemv
 
         grid, tensors, args, kw = self._args(p, c, a, b, out)
-        return [(gemv_kernel, grid, (*tensors, scale_a, scale_b, *args), kw)]
+        kernel = getattr(gemm_gemv, self._kernel_name(c))
+        if c.split_k == 1:
+            return [(kernel, grid, (*tensors, scale_a, scale_b, *args), kw)]
+        ws, cnt = _ZERO_KEPT.get(a.device, *_zero_kept_sizes(p, self.plan(p, c)))
+        return [(kernel, grid, (*tensors, ws, cnt, scale_a, scale_b, *args), kw)]
 
     def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
-        from tilepick.kernels.gemm_gemv import gemv_kernel
+        from tilepick.kernels import gemm_gemv
 
         patch_interpreter()
         grid, _, args, kw = self._args(problem, config, _as3d(a), _as3d(b), _as3d(out))
-        gemv = DirectLaunch(gemv_kernel, grid, kw, guarded=5)
+        split = config.split_k > 1
+        gemv = DirectLaunch(getattr(gemm_gemv, self._kernel_name(config)), grid, kw,
+                            guarded=7 if split else 5)
+        sizes = _zero_kept_sizes(problem, self.plan(problem, config))
         swapped = self.swapped
 
         def run(a, b, out, scale_a=None, scale_b=None):
-            if swapped:
-                gemv(b, a, out, scale_a, scale_b, *args)
+            x, w = (b, a) if swapped else (a, b)
+            if split:
+                ws, cnt = _ZERO_KEPT.get(a.device, *sizes)
+                gemv(x, w, out, ws, cnt, scale_a, scale_b, *args)
             else:
-                gemv(a, b, out, scale_a, scale_b, *args)
+                gemv(x, w, out, scale_a, scale_b, *args)
             return out
         return run
 
@@ -960,3 +975,15 @@ class GemvTSolver(GemvSolver):
         x_row = sb[2] if p.n > 1 else 0
         return (b, a, out), (p.n, p.m, p.k, sb[0], x_row, sb[1], sa[0], sa[1], sc[0], sc[2],
                              sc[1])
+
+
+class GemvTSplitKSolver(OneLaunchSplitK, GemvTSolver):
+    """gemm.gemv_t with K split over the grid in one launch (``kernels.gemm_gemv.
+    gemv_splitk_kernel``; the partials meet in the zero-kept workspace, as in
+    ``gemm.splitk_fused``). Why: with few rows of A and a long K the unsplit grid has fewer
+    programs than SMs, each streaming whole rows (204 x 4 x 27963 read A at 0.7 TB/s, 10 x 3 x
+    66233 at 0.06; session 29). Valid only while the unsplit grid leaves SMs idle (the
+    split-K rule of every family). Refused inside CUDA graph capture, as its siblings."""
+
+    family = "gemm.gemv_t_splitk"
+

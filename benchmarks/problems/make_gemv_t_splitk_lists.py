@@ -1,0 +1,45 @@
+"""The problems gemm.gemv_t_splitk (session 29: the transposed GEMV split over K) is swept on:
+every bf16 problem it serves in the session-28 bf16 model's training files (its manifest) and
+in train_gemv_t/ (which gained rr problems in session 29), and every problem it serves in the
+validation sets of bf16 (rr, rc), fp16 (rr) and fp8 (rc), so that those stay exhaustive. One
+list per set, dtype and layout (a sweep takes one layout).
+
+    python benchmarks/problems/make_gemv_t_splitk_lists.py
+"""
+
+import functools
+import json
+from pathlib import Path
+
+from make_gemv_lists import served as served_by   # this folder is on sys.path as a script's
+
+from tilepick.bench.shapes import write_problem_file
+
+HERE = Path(__file__).parent
+ROOT = HERE.parents[1]
+DATA = ROOT / "data/gemm"
+served = functools.partial(served_by, family="gemm.gemv_t_splitk")
+
+
+def main():
+    manifest = json.loads((ROOT / "models/gemm_bf16_h200/manifest.json").read_text())
+    files = {ROOT / d["path"] for d in manifest["data"]}
+    files |= set((DATA / "bf16/h200/train_gemv_t").glob("*.parquet"))
+    sets = [("train", "bf16", served(sorted(files)))]
+    for name in ("validation", "validation_rc"):
+        sets.append(("validation", "bf16",
+                     served(sorted((DATA / "bf16/h200" / name).glob("*.parquet")))))
+    for dtype in ("fp16", "fp8e4m3"):
+        sets.append(("validation", dtype,
+                     served(sorted((DATA / dtype / "h200/validation").glob("*.parquet")), dtype)))
+    for name, dtype, problems in sets:
+        for layout in ("rr", "rc"):
+            rows = [p for p in problems if p.layout == layout]
+            if rows:
+                path = HERE / f"{name}_{layout}_{dtype}_gemv_t_splitk.jsonl"
+                write_problem_file(rows, path)
+                print(f"{path.name}: {len(rows)} problems")
+
+
+if __name__ == "__main__":
+    main()
