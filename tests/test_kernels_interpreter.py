@@ -13,6 +13,7 @@ tile order); ties are broken by config id.
 
 import contextlib
 import dataclasses
+import inspect
 import random
 
 import pytest
@@ -515,6 +516,15 @@ def test_gemv_t_splitk_serves_few_rows_against_a_long_k():
     # many rows fill the GPU unsplit; a short K has nothing to split
     assert split.configs(GemmProblem(65536, 1, 4096, layout="rc")) == []
     assert split.configs(GemmProblem(64, 1, 256, layout="rc")) == []
+
+
+def test_gemv_args_follow_the_kernels_argument_order():
+    from tilepick.kernels import gemm_gemv
+
+    assert triton_gemm.GemvArgs._fields == tuple(gemm_gemv._RUNTIME_INTS)
+    for kernel in (gemm_gemv.gemv_kernel, gemm_gemv.gemv_splitk_kernel):
+        names = list(inspect.signature(kernel.fn).parameters)
+        assert names[names.index("M"):names.index("M") + 11] == gemm_gemv._RUNTIME_INTS
 
 
 def test_gemv_t_refuses_an_a_that_is_not_row_major():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import threading
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tilepick.config import SPACES, KernelConfig
 from tilepick.hardware import HardwareProfile, current
@@ -727,6 +728,24 @@ class TmaRepackSolver(TmaSolver):
 GEMV_MAX_M = 4
 
 
+class GemvArgs(NamedTuple):
+    """The GEMV kernels' run-time sizes and strides, in their argument order (a test checks
+    it against ``kernels.gemm_gemv._RUNTIME_INTS``): the kernel's A is the vector operand, its
+    B the streamed weight (the problem's A and B, or B and A for gemm.gemv_t)."""
+
+    M: int
+    N: int
+    K: int
+    stride_ab: int
+    stride_am: int
+    stride_ak: int
+    stride_bb: int
+    stride_bn: int
+    stride_cb: int
+    stride_cm: int
+    stride_cn: int
+
+
 class GemvSolver(TritonGemmSolver):
     """GEMV for decode steps (``kernels.gemm_gemv``): M <= GEMV_MAX_M, B column-major (the
     ``x @ W.T`` of ``nn.Linear``), every dtype; fp32 products on CUDA cores.
@@ -848,8 +867,8 @@ class GemvSolver(TritonGemmSolver):
         if sb[1] != 1 and p.k > 1:   # the kernel walks B's rows with unit stride
             raise ConfigInvalidError(f"{p.key()}: B's K stride is {sb[1]}, not 1: the tensor "
                                      "is not column-major as the problem says")
-        return (a, b, out), (p.m, p.n, p.k, sa[0], sa[1], sa[2], sb[0], sb[2], sc[0], sc[1],
-                             sc[2])
+        return (a, b, out), GemvArgs(p.m, p.n, p.k, sa[0], sa[1], sa[2], sb[0], sb[2], sc[0],
+                                     sc[1], sc[2])
 
     def _args(self, p: GemmProblem, c: KernelConfig, a, b, out):
         """(grid, tensors, sizes and strides, constexprs) from 3-D views, the strides checked
@@ -857,16 +876,17 @@ class GemvSolver(TritonGemmSolver):
         plan = self.plan(p, c)
         kw = plan.kwargs
         tensors, args = self._kernel_args(p, a, b, out)
-        # a single batch's stride is never used: pass 0, always aligned
-        args = list(args)
-        if p.batch == 1:
-            args[3] = args[6] = args[8] = 0
-        if kw.get("A_T") and args[0] > 1 and args[4] != 1:
-            raise ConfigInvalidError(f"{p.key()}: the vector operand's rows are {args[4]} "
-                                     "elements apart, not adjacent as its layout says")
-        vec_ld = args[4] if kw["A_ROW"] else args[5] if kw.get("A_T") else 0
-        _check_hints(kw, p, args[3], vec_ld, args[6], args[7], args[8], args[9])
-        return plan.grid, tensors, tuple(args), kw
+        if p.batch == 1:   # a single batch's stride is never used: pass 0, always aligned
+            args = args._replace(stride_ab=0, stride_bb=0, stride_cb=0)
+        transposed = kw.get("A_T", False)
+        if transposed and args.M > 1 and args.stride_am != 1:
+            raise ConfigInvalidError(f"{p.key()}: the vector operand's rows are "
+                                     f"{args.stride_am} elements apart, not adjacent as its "
+                                     "layout says")
+        vec_ld = args.stride_am if kw["A_ROW"] else args.stride_ak if transposed else 0
+        _check_hints(kw, p, args.stride_ab, vec_ld, args.stride_bb, args.stride_bn,
+                     args.stride_cb, args.stride_cm)
+        return plan.grid, tensors, args, kw
 
     @staticmethod
     def _kernel_name(c: KernelConfig) -> str:
@@ -973,8 +993,8 @@ class GemvTSolver(GemvSolver):
         # the vector rows are B's columns (N stride, K stride), C is written transposed; one
         # column has no row stride (0: nothing to align)
         x_row = sb[2] if p.n > 1 else 0
-        return (b, a, out), (p.n, p.m, p.k, sb[0], x_row, sb[1], sa[0], sa[1], sc[0], sc[2],
-                             sc[1])
+        return (b, a, out), GemvArgs(p.n, p.m, p.k, sb[0], x_row, sb[1], sa[0], sa[1], sc[0],
+                                     sc[2], sc[1])
 
 
 class GemvTSplitKSolver(OneLaunchSplitK, GemvTSolver):
