@@ -6,8 +6,9 @@ latest re-timing pass where it has one, else its sweep's re-timed top: the loade
 bound on any pick), beside what one suite run's hybrid and heuristic read on the same problems (ratios of
 medians).
 
-    python benchmarks/analysis_s26/suite_data_bound.py benchmarks/results/dispatch_llm_suite_s26_modelK_8c9a93a.jsonl
+    python benchmarks/analysis_s26/suite_data_bound.py benchmarks/results/dispatch_llm_suite_s26_modelK_8c9a93a.jsonl.gz
 """
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -18,7 +19,9 @@ import pandas as pd
 from tilepick.data.io import read_frame
 from tilepick.model.dataset import clean
 
-rows = {r["problem"]: r for r in map(json.loads, open(sys.argv[1]))}
+rows_path = sys.argv[1]   # the suite's rows file (gzipped since session 29)
+with (gzip.open(rows_path, "rt") if rows_path.endswith(".gz") else open(rows_path)) as fh:
+    rows = {r["problem"]: r for r in map(json.loads, fh)}
 frame = pd.concat([read_frame(d) for d in sorted(Path("data/gemm/bf16/h200").iterdir())
                    if d.is_dir()], ignore_index=True)
 frame = clean(frame[frame.problem_key.isin(set(rows))], within_pass=True)
