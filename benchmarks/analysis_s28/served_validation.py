@@ -4,8 +4,12 @@ Session 28: the 29 bf16 validation problems gemm.gemv_t serves against the other
 model, each efficiency as `tilepick validate` scores it (inside the latest pass).
 
     python benchmarks/analysis_s28/served_validation.py MODEL [MODEL ...]
+
+Session 29: ``--rr LIST[,LIST] --rc LIST[,LIST]`` names other problem lists (the problems the
+rr change of gemm.gemv_t and gemm.gemv_t_splitk serve).
 """
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -21,9 +25,14 @@ SETS = {"data/gemm/bf16/h200/validation": "benchmarks/problems/validation_rr_bf1
 
 
 def main():
-    models = sys.argv[1:]
-    for data, listed in SETS.items():
-        keys = {p.key() for p in resolve_problems(listed)}
+    ap = argparse.ArgumentParser()
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--rr", default=SETS["data/gemm/bf16/h200/validation"])
+    ap.add_argument("--rc", default=SETS["data/gemm/bf16/h200/validation_rc"])
+    args = ap.parse_args()
+    models = args.models
+    for data, listed in zip(SETS, (args.rr, args.rc)):
+        keys = {p.key() for f in listed.split(",") for p in resolve_problems(f)}
         res = {m: efficiencies(m, data) for m in models}
         for m in models:
             served = [res[m][k][0] for k in keys if k in res[m]]
