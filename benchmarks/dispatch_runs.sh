@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One device call = several dispatch benchmark runs (benchmarks/dispatch_llm_suite.py), their
+# JSON, row files and logs brought back as one tar in $OUT (the device tool returns at most
+# 8 files: session 29 lost two runs' row files by writing them under $OUT directly).
+#
+#   bash benchmarks/dispatch_runs.sh NAME:"dispatch_llm_suite.py arguments" [...]
+#
+# e.g. heads:"--shapes 512x1x4096,8192x2x4096 --modes heuristic,hybrid --max-autotune 0
+# --processes 16 --budget-s 150". Run from the repository root.
+set -u
+: "${OUT:?set OUT to the folder that comes back}"
+export PYTHONPATH=src PYTHONUNBUFFERED=1
+work=/tmp/dispatch_runs
+rm -rf "$work" && mkdir -p "$work"
+nvidia-smi --query-gpu=name,driver_version,temperature.gpu,power.draw,clocks.sm \
+    --format=csv > "$work/gpu.csv" 2>&1
+for spec in "$@"; do
+    name=${spec%%:*}; args=${spec#*:}
+    start=$(date +%s)
+    # shellcheck disable=SC2086  # the arguments are meant to split
+    python3 benchmarks/dispatch_llm_suite.py --out "$work/$name" $args > "$work/$name.log" 2>&1
+    echo "== $name: rc=$? after $(( $(date +%s) - start )) s"
+    grep -A6 '"paired_geomean_speedup_vs_torch"\|"paired_rows_below_0.97"' "$work/$name.log"
+done
+tar cf "$OUT/dispatch.tar" -C "$work" .
+ls -la "$work"
