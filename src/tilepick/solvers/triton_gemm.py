@@ -933,9 +933,10 @@ class GemvTSolver(GemvSolver):
     four outputs over many tokens) or any other GEMM with a narrow output. B's columns are
     loaded as K-contiguous rows (column-major B, or a packed K x 1) or, from a row-major B, as
     a transposed K x N tile (session 29: as rows, one scalar load per element, its binaries
-    compiled ~10x slower and the family left rr N = 2-4 unserved). Its speed is A's bandwidth, as the decode
-    GEMV's is the weight's: the tensor-core families pad N to 16 columns and the narrow
-    problems of the bf16 data ran at 1.2-3.5 TB/s on their best config (H200, ~4.8 TB/s).
+    compiled ~10x slower and the family left rr N = 2-4 unserved). Its speed is A's
+    bandwidth, as the decode GEMV's is the weight's: the tensor-core families pad N to 16
+    columns and the narrow problems of the bf16 data ran at 1.2-3.5 TB/s on their best config
+    (H200, ~4.8 TB/s).
 
     A config's tiles keep the problem's orientation: block_m rows of A (the streamed weight)
     and block_n columns of C (the vector rows) per program, so the tile features read as for
