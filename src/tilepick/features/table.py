@@ -146,29 +146,6 @@ def _load_instrs(c: Columns):
     return np.where(pointer > 0, np.log2(1.0 + loads), 0.0)
 
 
-def _gemv_vector_width(c: Columns):
-    """See the feature's doc: the plans' VEC_A of the GEMV kernels (GemvSolver.plan), computed
-    from the problem and the config as they compute it."""
-    it = c.itemsize
-    per_vec = 16.0 / it
-    a_row = np.asarray(c.layout_code) < 2
-    b_row = np.asarray(c.layout_code) % 2 == 0
-    # gemm.gemv: the vector is A, in 16-byte vectors where K-contiguous and aligned
-    plain = np.where(a_row & (np.asarray(c.align_a) >= 16), per_vec, 1.0)
-    # gemm.gemv_t: the vector is B^T: column-major B as the weight hint, a packed K x 1 where
-    # its base and K allow, a row-major B's K x N tile block_n wide where N, ldb, base allow
-    packed = b_row & (np.asarray(c.n) == 1) & (np.asarray(c.ldb) == 1)
-    k_align = np.minimum(c.base_align, _pow2_divisor(c.k * it, 16))
-    bn = _tile(c.block_n)
-    whole = (np.asarray(c.n) % bn == 0) & (np.asarray(c.ldb) % bn == 0) \
-        & (c.base_align >= bn * it) & (bn > 1)
-    swapped = np.where(~b_row, np.where(np.asarray(c.align_b) >= 16, per_vec, 1.0),
-                       np.where(packed, np.where(k_align >= 16, per_vec, 1.0),
-                                np.where(whole, bn, 1.0)))
-    is_t = _is(c, _GEMV_T_FAMILIES) > 0
-    return _is(c, _GEMV_FAMILIES) * np.where(is_t, swapped, plain)
-
-
 def _tma_aligned(c: Columns):
     """Strides and bases meet the TMA rules (16-byte leading dimensions and bases)."""
     if np.ndim(c.m) == 0:
@@ -376,11 +353,6 @@ FEATURES: tuple[Feature, ...] = (
       "log2(1 + global load instructions per thread per K step) of the pointer kernels: tile "
       "elements / vector width (16 bytes when the operand is 16-byte aligned, else one "
       "element); 0 for TMA and vendor rows. Unvectorised large tiles ran up to 25x slower"),
-    F("gemv_vector_width", "interaction", _gemv_vector_width,
-      "elements per load of the GEMV families' vector operand, as their plans set it: 16 bytes "
-      "K-contiguous and aligned, gemm.gemv_t's transposed tile of a row-major B block_n wide, "
-      "1 strided; 0 for the other families (session 29: rr rows with the transposed load "
-      "shifted the model's narrow rc picks)"),
     F("log2_splitk_ws_ratio", "interaction",
       lambda c: np.log2(1.0 + (_splitk_per_factor(c) / _min_bytes(c)) * c.splitk_ws_factor),
       "split-K workspace traffic relative to the min bytes"),
