@@ -52,6 +52,9 @@ _PERSISTENT_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "persis
 _SPLITK_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "split_mode", 0))
 _GEMV_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "gemv", False))
 _GEMV_T_FAMILIES = tuple(f for f, s in SOLVERS.items() if getattr(s, "swapped", False))
+# split-K in one launch (solvers.triton_gemm.OneLaunchSplitK: split mode 3)
+_ONE_LAUNCH_SPLITK_FAMILIES = tuple(f for f, s in SOLVERS.items()
+                                    if getattr(s, "split_mode", 0) == 3)
 
 
 @dataclass(frozen=True)
@@ -212,7 +215,7 @@ def _splitk_ws_factor(c):
     accumulated and exchanged back for zeros (fused: no clearing)."""
     det = _is(c, ("gemm.splitk",)) * 2 * c.split_k
     atomic = _is(c, ("gemm.splitk_atomic",)) * (c.split_k + 2)
-    fused = _is(c, ("gemm.splitk_fused", "gemm.tma_splitk", "gemm.gemv_t_splitk")) * (c.split_k + 1)
+    fused = _is(c, _ONE_LAUNCH_SPLITK_FAMILIES) * (c.split_k + 1)
     return det + atomic + fused
 
 
