@@ -14,8 +14,8 @@ set -u
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 work=/tmp/campaign
 rm -rf "$work" && mkdir -p "$work/result"
-nvidia-smi --query-gpu=name,driver_version,temperature.gpu,power.draw,clocks.sm \
-    --format=csv > "$work/result/gpu.csv" 2>&1
+. "$(dirname "$0")/gpu_state.sh"
+gpu_state "$work/result/gpu.csv"
 for spec in "$@"; do
     name=${spec%%:*}; rest=${spec#*:}
     secs=${rest%%:*}; rest=${rest#*:}

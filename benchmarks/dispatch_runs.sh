@@ -12,8 +12,8 @@ set -u
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 work=/tmp/dispatch_runs
 rm -rf "$work" && mkdir -p "$work"
-nvidia-smi --query-gpu=name,driver_version,temperature.gpu,power.draw,clocks.sm \
-    --format=csv > "$work/gpu.csv" 2>&1
+. "$(dirname "$0")/gpu_state.sh"
+gpu_state "$work/gpu.csv"
 for spec in "$@"; do
     name=${spec%%:*}; args=${spec#*:}
     start=$(date +%s)

@@ -13,8 +13,8 @@ final=$OUT
 OUT=/tmp/ab_result          # the device tool returns few files: everything goes in one tar
 rm -rf "$OUT" && mkdir -p "$OUT"
 sweep_args=${*:-"--problems mixed --max-tflop 0.002 --limit 25 --sample 150 --pool 120 --processes 16 --order model"}
-nvidia-smi --query-gpu=name,driver_version,temperature.gpu,power.draw,clocks.sm \
-    --format=csv > "$OUT/gpu.csv" 2>&1
+. "$(dirname "$0")/gpu_state.sh"
+gpu_state "$OUT/gpu.csv"
 python3 benchmarks/gpu_check.py --per-family 1 --bound \
     --families gemm.ptr,gemm.tma,gemm.tma_persistent,gemm.splitk,gemm.splitk_atomic \
     --out "$OUT" 2>&1 | grep -v "^INVALID" | tail -n 30
