@@ -23,6 +23,13 @@ HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 
 
+def manifest_files(model: str = "models/gemm_bf16_h200", keep=lambda path: True) -> list[Path]:
+    """The data files in a shipped model's manifest (its training recipe) whose repository
+    path ``keep`` accepts."""
+    manifest = json.loads((ROOT / model / "manifest.json").read_text())
+    return [ROOT / d["path"] for d in manifest["data"] if keep(d["path"])]
+
+
 def served(files, dtype="bf16", family="gemm.gemv") -> list[GemmProblem]:
     """The problems of ``files`` of ``dtype`` that ``family`` serves (has a valid config for)."""
     keys = pd.concat([pd.read_parquet(f, columns=["problem_key"]) for f in files])["problem_key"]
@@ -54,9 +61,8 @@ def main():
     sets = {"bf16": ("models/gemm_bf16_h200", "data/gemm/bf16/h200/validation_rc"),
             "fp8e4m3": ("models/gemm_fp8e4m3_h200", "data/gemm/fp8e4m3/h200/validation")}
     for dtype, (model, validation) in sets.items():
-        manifest = json.loads((ROOT / model / "manifest.json").read_text())
-        files = [ROOT / d["path"] for d in manifest["data"]
-                 if "train_gemv" not in d["path"]]   # the problems as they were before it
+        # the problems as they were before it
+        files = manifest_files(model, lambda path: "train_gemv" not in path)
         train = served(files, dtype)
         val = served(sorted((ROOT / validation).glob("*.parquet")), dtype)
         write_problem_file(train, HERE / f"train_rc_{dtype}_gemv.jsonl")

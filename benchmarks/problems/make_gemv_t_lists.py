@@ -7,23 +7,25 @@ it serves, so that those stay exhaustive.
     python benchmarks/problems/make_gemv_t_lists.py
 """
 
-import functools
-import json
 from pathlib import Path
 
-from make_gemv_lists import served as served_by   # this folder is on sys.path as a script's
+from make_gemv_lists import manifest_files, served as served_by   # on sys.path as a script's
 
 from tilepick.bench.shapes import write_problem_file
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
-served = functools.partial(served_by, family="gemm.gemv_t")
+
+
+def served(files, dtype="bf16"):
+    """The problems gemm.gemv_t served in session 28: B's columns K-contiguous (column-major B
+    or a packed K x 1); session 29's row-major B with N = 2-4 is make_gemv_t_rr_lists.py's."""
+    return [p for p in served_by(files, dtype, family="gemm.gemv_t")
+            if not p.b_row_major or (p.n == 1 and p.ldb == 1)]
 
 
 def main():
-    manifest = json.loads((ROOT / "models/gemm_bf16_h200/manifest.json").read_text())
-    train = served([ROOT / d["path"] for d in manifest["data"]
-                    if "train_gemv_t" not in d["path"]])
+    train = served(manifest_files(keep=lambda path: "train_gemv_t" not in path))
     sets = {"train": train}
     for name in ("validation", "validation_rc"):
         sets[name] = served(sorted((ROOT / "data/gemm/bf16/h200" / name).glob("*.parquet")))

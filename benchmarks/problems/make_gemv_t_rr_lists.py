@@ -8,10 +8,9 @@ rr validation sets (so that they stay exhaustive). The session-28 lists (packed 
 """
 
 import functools
-import json
 from pathlib import Path
 
-from make_gemv_lists import served as served_by   # this folder is on sys.path as a script's
+from make_gemv_lists import manifest_files, served as served_by   # on sys.path as a script's
 
 from tilepick.bench.shapes import resolve_problems, write_problem_file
 
@@ -23,10 +22,9 @@ SWEPT = ("train_rr_bf16_gemv_t", "validation_rr_bf16_gemv_t", "validation_rr_fp1
 
 def main():
     swept = {p.key() for name in SWEPT for p in resolve_problems(str(HERE / f"{name}.jsonl"))}
-    manifest = json.loads((ROOT / "models/gemm_bf16_h200/manifest.json").read_text())
     sets = {
-        "train_rr_bf16": (served([ROOT / d["path"] for d in manifest["data"]
-                                  if "train_gemv_t" not in d["path"]]), "bf16"),
+        "train_rr_bf16": (served(manifest_files(keep=lambda path: "train_gemv_t" not in path)),
+                          "bf16"),
         "validation_rr_bf16": (served(sorted((ROOT / "data/gemm/bf16/h200/validation")
                                              .glob("*.parquet"))), "bf16"),
         "validation_rr_fp16": (served(sorted((ROOT / "data/gemm/fp16/h200/validation")

@@ -8,10 +8,9 @@ list per set, dtype and layout (a sweep takes one layout).
 """
 
 import functools
-import json
 from pathlib import Path
 
-from make_gemv_lists import served as served_by   # this folder is on sys.path as a script's
+from make_gemv_lists import manifest_files, served as served_by   # on sys.path as a script's
 
 from tilepick.bench.shapes import write_problem_file
 
@@ -22,8 +21,7 @@ served = functools.partial(served_by, family="gemm.gemv_t_splitk")
 
 
 def main():
-    manifest = json.loads((ROOT / "models/gemm_bf16_h200/manifest.json").read_text())
-    files = {ROOT / d["path"] for d in manifest["data"]}
+    files = set(manifest_files())
     files |= set((DATA / "bf16/h200/train_gemv_t").glob("*.parquet"))
     sets = [("train", "bf16", served(sorted(files)))]
     for name in ("validation", "validation_rc"):

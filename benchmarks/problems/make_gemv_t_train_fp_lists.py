@@ -7,22 +7,19 @@ problems outside the recipe would enter training with only these families' rows)
     python benchmarks/problems/make_gemv_t_train_fp_lists.py
 """
 
-import json
 from pathlib import Path
 
-from make_gemv_lists import served   # this folder is on sys.path as a script's
+from make_gemv_lists import manifest_files, served   # on sys.path as a script's
 
 from tilepick.bench.shapes import write_problem_file
 
 HERE = Path(__file__).parent
-ROOT = HERE.parents[1]
 
 
 def main():
     for dtype, layout in (("fp16", "rr"), ("fp8e4m3", "rc")):
-        manifest = json.loads((ROOT / f"models/gemm_{dtype}_h200/manifest.json").read_text())
-        files = sorted(ROOT / d["path"] for d in manifest["data"]
-                       if d["path"].startswith(f"data/gemm/{dtype}/"))
+        files = sorted(manifest_files(f"models/gemm_{dtype}_h200",
+                                      lambda path: path.startswith(f"data/gemm/{dtype}/")))
         for family in ("gemm.gemv_t", "gemm.gemv_t_splitk"):
             rows = [p for p in served(files, dtype, family=family) if p.layout == layout]
             path = HERE / f"train_{layout}_{dtype}_{family.split('.')[1]}.jsonl"
