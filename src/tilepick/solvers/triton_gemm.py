@@ -186,10 +186,10 @@ class TritonGemmSolver(Solver):
         return tuple((name, constexprs, q.dtype_token, q.layout, q.base_align)
                      for name, constexprs in self.kernels(problem, config))
 
-    def compile_stand_in(self, problem: GemmProblem) -> GemmProblem:
+    def compile_stand_in(self, problem: GemmProblem, n: int = 64) -> GemmProblem:
         """Small operands that select the same binaries as ``problem``'s (its dtype, layout
-        and pointer alignment; the launch plan comes from the real problem)."""
-        return GemmProblem(64, 64, 64, 1, problem.dtype, problem.layout, problem.tf32,
+        and pointer alignment; the launch plan comes from the real problem), ``n`` columns."""
+        return GemmProblem(64, n, 64, 1, problem.dtype, problem.layout, problem.tf32,
                            base_align=problem.base_align)
 
     def warmup(self, problem: GemmProblem, config: KernelConfig, device="cuda",
@@ -976,12 +976,11 @@ class GemvTSolver(GemvSolver):
             vec_b = 16 // it if min(p.base_align, _align_bytes(p.k, it)) == 16 else 1
         return p.n, p.m, self._contiguous_column(p), vec_b, hints["VEC_A"]
 
-    def compile_stand_in(self, problem: GemmProblem) -> GemmProblem:
-        """N as the problem's: a row-major B is served only as a packed K x 1 column, which a
-        64-column stand-in is not (found on the GPU: every rr config of the first sweep
-        failed its warm-up)."""
-        return GemmProblem(64, problem.n, 64, 1, problem.dtype, problem.layout, problem.tf32,
-                           base_align=problem.base_align)
+    def compile_stand_in(self, problem: GemmProblem, n: int = 64) -> GemmProblem:
+        """N as the problem's: the family serves N <= 4 only, and a row-major B's loads (a
+        packed K x 1 column, a transposed tile) depend on N (found on the GPU: with a
+        64-column stand-in every rr config of the first session-28 sweep failed its warm-up)."""
+        return super().compile_stand_in(problem, n=problem.n)
 
     def _kernel_args(self, p: GemmProblem, a, b, out):
         sa, sb, sc = a.stride(), b.stride(), out.stride()
