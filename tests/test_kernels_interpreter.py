@@ -334,6 +334,7 @@ GEMV_SHAPES = {
     "m2_batch": dict(m=2, n=40, k=512, batch=2),
     "m4_align_min": dict(m=4, n=24, k=264, base_align="min"),
     "m1_ragged_n": dict(m=1, n=45, k=512),
+    "m4_even": dict(m=4, n=32, k=1024),             # cc: A's K x 4 tiles in 4-wide vectors
 }
 
 
@@ -343,7 +344,9 @@ GEMV_SHAPES = {
 def test_gemv_decode_shapes(monkeypatch, shape, layout, dtype, tf32):
     p, configs = shape_configs(monkeypatch, "gemm.gemv", GEMV_SHAPES, shape, dtype, tf32, layout)
     # m1_ragged_n: each block_n, a ragged edge; m3_ragged_m: each block_m, ragged or not
-    each = {"m1_ragged_n": ("block_n", (2, 4, 8)), "m3_ragged_m": ("block_m", (1, 2, 4))}
+    # m4_even: each block_m (cc: the transposed tile with 1, 2 and 4 rows a vector)
+    each = {"m1_ragged_n": ("block_n", (2, 4, 8)), "m3_ragged_m": ("block_m", (1, 2, 4)),
+            "m4_even": ("block_m", (1, 2, 4))}
     run_tile_picks(p, configs, each.get(shape) if dtype in SMALLEST_DTYPES else None)
 
 
@@ -398,6 +401,21 @@ def test_gemv_serves_only_decode_steps_with_k_contiguous_b():
     p32 = GemmProblem(4, 4096, 4096, dtype="fp32", layout="rc")   # 4-byte elements: half
     assert gemv.config_invalid_reason(p32, KernelConfig.from_id("gemm.gemv.m4n1k512.g1.w4.s1"),
                                       current()) is None
+    # a column-major A's rows are adjacent: several of them are loaded as a transposed K x
+    # rows tile (A_T), one vector of its block_m rows per K index where M, lda and the base
+    # keep them aligned; a row-major A, and a single strided row, leave A_T out
+    c4 = KernelConfig.from_id("gemm.gemv.m4n2k1024.g1.w4.s1")
+    assert "A_T" not in gemv.plan(p4, c4).kwargs
+    assert "A_T" not in gemv.plan(GemmProblem(1, 4096, 4096, layout="cc", lda=8),
+                                  KernelConfig.from_id("gemm.gemv.m1n2k1024.g1.w4.s1")).kwargs
+    for q, cid, vec in ((GemmProblem(4, 4096, 4096, layout="cc"), "m4n2k1024", 4),
+                        (GemmProblem(4, 4096, 4096, layout="cc"), "m2n2k1024", 2),
+                        (GemmProblem(2, 4096, 4096, layout="cc", lda=4), "m2n2k1024", 2),
+                        (GemmProblem(4, 4096, 4096, layout="cc", lda=6), "m4n2k1024", 1),
+                        (GemmProblem(3, 4096, 4096, layout="cc"), "m4n2k1024", 1),
+                        (GemmProblem(4, 4096, 4096, layout="cc", base_align=4), "m4n2k1024", 1)):
+        kw = gemv.plan(q, KernelConfig.from_id(f"gemm.gemv.{cid}.g1.w4.s1")).kwargs
+        assert (kw["A_ROW"], kw.get("A_T"), kw["VEC_A"]) == (False, True, vec), (q.key(), cid)
 
 
 def test_gemv_refuses_a_b_that_is_not_column_major():

@@ -139,6 +139,14 @@ SAME_SPEED: dict[str, tuple[str, ...]] = {
     # against the d782cc68 file): 24 of 24 sets identical but for empty labels; the earlier
     # families' 56,040 probe plans and gemm.gemv_t's 58,616 plans of its datasets are equal.
     "0afec108f0cca52a": ("d782cc68d36713cc",),
+    # session 30: gemm.gemv loads several rows of a column-major A (layout cc) as a transposed
+    # tile (A_T, as gemm.gemv_t loads a row-major B's columns) instead of one element at a
+    # time: a plan change only, the kernels' files byte-identical. Every other plan is the
+    # same (`analysis_s28/plans_unchanged.py --each`: of 56,040 probe plans only gemm.gemv's on
+    # the probes with a column-major A differ; `analysis_s29/gemv_t_plans.py --family ...`:
+    # the 32,236 / 71,161 / 75,703 measured plans of the three GEMV families equal), and no
+    # dataset measured gemm.gemv on a column-major A.
+    "05b794d14934d80d": ("0afec108f0cca52a",),
 }
 
 

@@ -752,7 +752,10 @@ class GemvSolver(TritonGemmSolver):
 
     The kernel streams the K-contiguous rows of a "weight" into a few rows of a "vector"
     operand. Here the weight is B^T and the vector rows are A's (block_n rows of B^T and
-    block_m rows of A per program); ``GemvTSolver`` swaps the roles."""
+    block_m rows of A per program); ``GemvTSolver`` swaps the roles. Several rows of a
+    column-major A (layout cc) are adjacent, not K-contiguous: they are loaded as a transposed
+    K x block_m tile, one vector per K index where aligned (session 30; one element at a time
+    before, ``benchmarks/gemv_cc_probe.py``)."""
 
     family = "gemm.gemv"
     gemv = True
@@ -825,12 +828,13 @@ class GemvSolver(TritonGemmSolver):
         vector's and the weight's vector widths) from the problem's alignment hints."""
         return p.m, p.n, p.a_row_major, hints["VEC_A"], hints["VEC_B"]
 
-    @staticmethod
-    def _transposed_width(p: GemmProblem, count: int, rows: int) -> int:
-        """Elements of one vector load of gemm.gemv_t's transposed tile of a row-major B (the
-        block_n columns of one K index): all of them where N is a multiple of the block and
-        ldb and the base keep them aligned, else 1."""
-        whole = count % rows == 0 and p.ldb % rows == 0 and p.base_align >= rows * p.dtype.itemsize
+    def _transposed_width(self, p: GemmProblem, count: int, rows: int) -> int:
+        """Elements of one vector load of a transposed vector tile (the rows of one K index:
+        gemm.gemv_t's block_n columns of a row-major B, gemm.gemv's block_m rows of a
+        column-major A): all of them where the vector's rows are a multiple of the block and
+        its leading dimension and the base keep them aligned, else 1."""
+        ld = p.ldb if self.swapped else p.lda
+        whole = count % rows == 0 and ld % rows == 0 and p.base_align >= rows * p.dtype.itemsize
         return rows if rows > 1 and whole else 1
 
     @functools.lru_cache(maxsize=65536)
@@ -841,10 +845,10 @@ class GemvSolver(TritonGemmSolver):
         hints.pop("VEC_C")   # C is written a column block at a time, without vector hints
         count, wcount, vec_row, vec_a, vec_b = self._operands(p, hints)
         # the kernel's A is the vector operand, its B the weight. A vector whose rows are not
-        # K-contiguous has them adjacent; gemm.gemv_t (a row-major B's columns) loads its
-        # K x rows tile transposed (A_T), with vectors of its rows where aligned. gemm.gemv
-        # (a column-major A's rows, no dataset measures them) still loads one element at a time
-        transposed = self.swapped and not vec_row
+        # K-contiguous has them adjacent (a row-major B's columns, a column-major A's rows):
+        # its K x rows tile is loaded transposed (A_T), with vectors of its rows where aligned.
+        # A single strided row of gemm.gemv (M = 1, column-major) is loaded an element at a time
+        transposed = not vec_row and (self.swapped or count > 1)
         hints["VEC_A"] = vec_a if vec_row else \
             self._transposed_width(p, count, rows) if transposed else 1
         hints["VEC_B"] = vec_b
