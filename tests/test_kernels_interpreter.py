@@ -418,6 +418,24 @@ def test_gemv_serves_only_decode_steps_with_k_contiguous_b():
         assert (kw["A_ROW"], kw.get("A_T"), kw["VEC_A"]) == (False, True, vec), (q.key(), cid)
 
 
+def test_gemv_default_configs_cover_the_rows_in_one_block():
+    """The analytic order's GEMV configs (no model, or a layout it does not rank): vector rows
+    covering the problem's, then the family's best mean settings on its training data."""
+    gemv, gemv_t = solvers.SOLVERS["gemm.gemv"], solvers.SOLVERS["gemm.gemv_t"]
+    for m, cid in ((1, "m1n4k1024"), (2, "m2n4k1024"), (3, "m4n4k1024"), (4, "m4n4k1024")):
+        for layout in ("rc", "cc"):
+            p = GemmProblem(m, 4096, 4096, layout=layout)
+            assert gemv.default_config(p, current()).id == f"gemm.gemv.{cid}.g1.w4.s1", p.key()
+    for n, cid in ((1, "m1n1k2048"), (3, "m1n4k2048")):
+        p = GemmProblem(8192, n, 4096)
+        assert gemv_t.default_config(p, current()).id == f"gemm.gemv_t.{cid}.g1.w8.s3"
+    # only valid configs: a short K leaves one row per block (several need a 16-byte K step
+    # per thread)
+    p = GemmProblem(2, 100, 64, layout="rc")
+    assert gemv.default_config(p, current()) in gemv.configs(p)
+    assert gemv.default_config(GemmProblem(8, 64, 512, layout="rc"), current()) is None
+
+
 def test_gemv_refuses_a_b_that_is_not_column_major():
     p = GemmProblem(1, 64, 512, dtype="fp16", layout="rc")
     inp = make_inputs(p, "cpu", 0)
