@@ -134,7 +134,7 @@ def summarize(rows):
                                                    and r["problem"].split(".")[2] == lay))
                        for n in names if any(n in r["ms"] and r["problem"].split(".")[2] == lay
                                              for r in rows)}
-                 for lay in ("rr", "rc")}
+                 for lay in sorted({r["problem"].split(".")[2] for r in rows})}
     paired = {n: [p for p in (paired_speedup(r, n) for r in rows) if p is not None]
               for n in names}
     return {"problems": len(rows), "problems_per_method": {n: len(v) for n, v in ratio.items()},
@@ -186,13 +186,16 @@ def main():
                          "measures the analytic fallback order, not the model)")
     ap.add_argument("--dtype", default="bf16", help="bf16 (the suite's) or fp16")
     ap.add_argument("--shapes", default=None,
-                    help="MxNxK,... instead of the LLM suite (both layouts; for a quick check)")
+                    help="MxNxK,... instead of the LLM suite (each of --layouts; for a quick check)")
+    ap.add_argument("--layouts", default="rr,rc",
+                    help="the layouts of --shapes (cc: a column-major x and W.T, which the "
+                         "shipped models do not rank: the analytic order)")
     args = ap.parse_args()
     t_start = time.time()
     interrupt_on_sigterm()  # `timeout` sends SIGTERM: summarise what is done
     if args.shapes:
         problems = [GemmProblem(*map(int, s.split("x")), dtype=args.dtype, layout=lay)
-                    for s in args.shapes.split(",") for lay in ("rr", "rc")]
+                    for s in args.shapes.split(",") for lay in args.layouts.split(",")]
     else:
         problems = suite(args.models.split(","), tuple(int(x) for x in args.m_values.split(",")),
                          args.dtype)
