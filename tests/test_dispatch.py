@@ -333,6 +333,25 @@ def test_without_model_analytic_order_starts_with_cublas(tmp_path, frame):
     assert decision.config_id == "gemm.cublas" and decision.source == "analytic"
 
 
+def test_a_layout_the_model_was_not_trained_on_is_ranked_by_extrapolation(tmp_path, frame,
+                                                                         problem_rows):
+    """The model's order, not the analytic one (cuBLAS first: slow with a column-major A of
+    odd leading dimension), with no confidence: hybrid benchmarks its widest top-k."""
+    p_rr, rows = problem_rows
+    order = list(rows.sort_values("time_ms").config_id)
+    model = RankByList(order)
+    model.layouts = ("rr", "rc")
+    d, _ = make(tmp_path, "heuristic", model, frame)
+    p = GemmProblem(p_rr.m, p_rr.n, p_rr.k, layout="cc")
+    with pytest.warns(RuntimeWarning, match="not trained on layout cc"):
+        decision = d.decide(p)
+    assert decision.source == "model" and decision.config_id == order[0]
+    assert all(math.isinf(u) for _, _, u in decision.ranked)
+    assert d.top_k(decision.ranked) == order[:d.max_k]
+    # a trained layout keeps the model's uncertainty
+    assert d.decide(p_rr).ranked[0][2] == 0.01
+
+
 def test_missing_model_warns_and_returns_none():
     import tilepick.dispatch.dispatcher as disp
 

@@ -82,7 +82,9 @@ def load_predictor(dtype: str, arch: str):
     try:
         from tilepick.model import Predictor
 
-        return Predictor.load(arch=arch, dtype=dtype)
+        # not strict: a layout the model was not trained on is ranked by extrapolation
+        # (``Dispatcher.ranked`` says so once and gives those ranks no confidence)
+        return Predictor.load(arch=arch, dtype=dtype, strict=False)
     except Exception as exc:  # missing, incompatible or unreadable model: fall back, loudly
         warnings.warn(f"tilepick: no usable model for {dtype} on {arch} ({type(exc).__name__}: "
                       f"{exc}); using the analytic default order", RuntimeWarning, stacklevel=3)
@@ -157,6 +159,8 @@ class Dispatcher:
         if pred is not None:
             try:
                 ranked, source = list(pred.rank(problem)), "model"
+                if problem.layout not in getattr(pred, "layouts", (problem.layout,)):
+                    ranked = self._extrapolated(problem, ranked)
             except Exception as exc:  # a model that cannot rank this problem: analytic order
                 kind = (problem.dtype_token, problem.layout, type(exc).__name__)
                 if kind not in self._warned:  # once per kind of problem, not once per shape
@@ -202,6 +206,23 @@ class Dispatcher:
         best_pred = ranked[0][1] if ranked[0][1] is not None else math.nan
         unc = ranked[0][2] if ranked[0][2] is not None else math.inf
         return best_pred, unc
+
+    def _extrapolated(self, problem: GemmProblem, ranked: list) -> list:
+        """A layout the model was not trained on (the shipped ones: rr and rc): its order, with
+        unknown uncertainty, so hybrid mode benchmarks its widest top-k (and cuBLAS). Why not
+        the analytic order (cuBLAS first): with a column-major A of odd leading dimension
+        cuBLAS runs Turing-era align1 kernels, 3-7x slower than on rr (BENCHMARKS "Session
+        30"); on 43 cc and 40 cr held-out problems (``validation_cc/``, ``validation_cr/``,
+        exhaustive) the extrapolated bf16 model's pick reached a mean 90% / 88% of the best,
+        cuBLAS 58% / 62%."""
+        kind = (problem.dtype_token, problem.layout, "extrapolated")
+        if kind not in self._warned:
+            self._warned.add(kind)
+            warnings.warn(f"tilepick: the {problem.dtype_token} model was not trained on layout "
+                          f"{problem.layout}; ranking such problems by extrapolation "
+                          "(hybrid mode benchmarks its top candidates and cuBLAS)",
+                          RuntimeWarning, stacklevel=3)
+        return [(cid, pred, math.inf) for cid, pred, _ in ranked]
 
     def top_k(self, ranked) -> list[str]:
         """The model's top-k, k grown to every candidate within two uncertainties of the best."""
