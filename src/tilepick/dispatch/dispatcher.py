@@ -208,13 +208,14 @@ class Dispatcher:
         return best_pred, unc
 
     def _extrapolated(self, problem: GemmProblem, ranked: list) -> list:
-        """A layout the model was not trained on (the shipped ones: rr and rc): its order, with
+        """A layout the model was not trained on (the shipped fp16 model: rr and rc; fp8: rc;
+        bf16 since session 30: all four): its order, with
         unknown uncertainty, so hybrid mode benchmarks its widest top-k (and cuBLAS). Why not
         the analytic order (cuBLAS first): with a column-major A of odd leading dimension
         cuBLAS runs Turing-era align1 kernels, 3-7x slower than on rr (BENCHMARKS "Session
         30"); on 43 cc and 40 cr held-out problems (``validation_cc/``, ``validation_cr/``,
-        exhaustive) the extrapolated bf16 model's pick reached a mean 90% / 88% of the best,
-        cuBLAS 58% / 62%."""
+        exhaustive) the rr/rc-trained bf16 model's pick reached a mean 90% / 88% of the
+        best, cuBLAS 58% / 62%."""
         kind = (problem.dtype_token, problem.layout, "extrapolated")
         if kind not in self._warned:
             self._warned.add(kind)
