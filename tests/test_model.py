@@ -527,6 +527,13 @@ def test_strata_are_balanced_by_problem_count():
     assert cv.sample_weights(only_aligned, 1.0, 1.0, stratum_balance=1.0) is None
     with pytest.raises(ValueError, match="stratum_balance"):
         TrainOptions(stratum_balance=-0.5)
+    # a cap bounds the factor (the unaligned stratum's 2 -> 1.5); 0 is no cap
+    w = cv.sample_weights(ds, 1.0, 1.0, stratum_balance=1.0, stratum_cap=1.5)
+    np.testing.assert_allclose(w, np.where(unaligned, 1.5, 1.0))
+    np.testing.assert_allclose(cv.sample_weights(ds, 1.0, 1.0, stratum_balance=1.0, stratum_cap=0),
+                               np.where(unaligned, 2.0, 1.0))
+    with pytest.raises(ValueError, match="stratum_cap"):
+        TrainOptions(stratum_cap=-1.0)
 
 
 # -- data cleaning -------------------------------------------------------------------------------

@@ -126,6 +126,9 @@ def register(app: typer.Typer) -> None:
               stratum_balance: Optional[float] = typer.Option(
                   None, "--stratum-balance", help="a stratum (layout x TMA-aligned strides) of "
                   "n problems counts (n_max / n) ** this (default 1; 0: off)"),
+              stratum_cap: Optional[float] = typer.Option(
+                  None, "--stratum-cap", help="no stratum's balance factor above this "
+                  "(default 0: no cap)"),
               catalog_min_rel: Optional[float] = typer.Option(
                   None, "--catalog-min-rel", help="the trained catalog keeps configs within "
                   "this fraction of some training problem's best (default 0.8; 0: all)"),
@@ -169,6 +172,7 @@ def register(app: typer.Typer) -> None:
                                    if minority_layout_weight is not None else {}),
                                 **({"stratum_balance": stratum_balance}
                                    if stratum_balance is not None else {}),
+                                **({"stratum_cap": stratum_cap} if stratum_cap is not None else {}),
                                 **({"catalog_min_rel": catalog_min_rel}
                                    if catalog_min_rel is not None else {}))
             result = run_train(data, dtype, arch, out, opts,

@@ -178,6 +178,7 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
                        "retimed_weight": opts.retimed_weight,
                        "minority_layout_weight": opts.minority_layout_weight,
                        "stratum_balance": opts.stratum_balance,
+                       "stratum_cap": opts.stratum_cap,
                        "vendor_gate": opts.vendor_gate, "gate_splits": opts.gate_splits,
                        "gate_pool": opts.gate_pool,
                        "seed_ensemble": opts.seed_ensemble,

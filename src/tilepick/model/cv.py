@@ -86,7 +86,7 @@ def strata(ds: Dataset) -> np.ndarray:
 
 def sample_weights(ds: Dataset, retimed_weight: float,
                    minority_layout_weight: float = 1.0,
-                   stratum_balance: float = 0.0) -> np.ndarray | None:
+                   stratum_balance: float = 0.0, stratum_cap: float = 0.0) -> np.ndarray | None:
     """Row weights: re-timed rows (median over interleaved rounds) count ``retimed_weight``
     times; rows of every layout other than the data's most common one (by problems) count
     ``minority_layout_weight`` times, so that a layout with a tenth of the problems (bf16 rc
@@ -94,7 +94,9 @@ def sample_weights(ds: Dataset, retimed_weight: float,
     "Session 6: weighting the minority layout, ..."; not needed since rc has 1,785). Data of
     one layout is unaffected. ``stratum_balance`` P: the rows of a stratum (:func:`strata`)
     of n problems count (n_max / n) ** P times, n_max being the largest stratum's count (0:
-    off; 1: every stratum weighs as much as the largest; BENCHMARKS.md, "Session 7")."""
+    off; 1: every stratum weighs as much as the largest; BENCHMARKS.md, "Session 7").
+    ``stratum_cap`` C > 0 caps that factor at C: four strata of a new layout (cc/cr, 150-315
+    problems each against rr's 3,066) otherwise took half the weight (BENCHMARKS "Session 30")."""
     w = np.ones(len(ds))
     if retimed_weight != 1.0:
         w = np.where(ds.frame["retimed"].to_numpy(bool), retimed_weight, 1.0)
@@ -105,15 +107,18 @@ def sample_weights(ds: Dataset, retimed_weight: float,
     if stratum_balance != 0.0:
         names, inverse, counts = np.unique(strata(ds), return_inverse=True, return_counts=True)
         factor = (counts.max() / counts) ** stratum_balance
+        if stratum_cap > 0:
+            factor = np.minimum(factor, stratum_cap)
         w = w * factor[inverse][ds.problem_index]
     return None if np.all(w == 1.0) else w
 
 
 def fit(ds: Dataset, obj: Objective, params: dict | None = None, rounds: int = NUM_ROUNDS,
         retimed_weight: float = 1.0, init_model: lgb.Booster | None = None,
-        minority_layout_weight: float = 1.0, stratum_balance: float = 0.0) -> lgb.Booster:
+        minority_layout_weight: float = 1.0, stratum_balance: float = 0.0,
+        stratum_cap: float = 0.0) -> lgb.Booster:
     """Train one booster on every row of ``ds`` (``init_model``: continue boosting it)."""
     data = _lgb_dataset(ds, obj, sample_weights(ds, retimed_weight, minority_layout_weight,
-                                                    stratum_balance))
+                                                    stratum_balance, stratum_cap))
     return lgb.train(obj.params(params), data, num_boost_round=rounds, init_model=init_model,
                      keep_training_booster=False)

@@ -86,6 +86,7 @@ def recipe_options(model_dir) -> TrainOptions:
                         # manifests from before the option: every row counted once
                         minority_layout_weight=float(params.get("minority_layout_weight", 1.0)),
                         stratum_balance=float(params.get("stratum_balance", 0.0)),
+                        stratum_cap=float(params.get("stratum_cap", 0.0)),
                         cascade=CascadeSettings(**meta["cascade"]),
                         fold_grouping=params.get("fold_grouping", "shape"),
                         label_times=params.get("label_times", "retimed"),

@@ -48,6 +48,7 @@ class TrainOptions:
     # the rc train_extra data is nearly all aligned LLM shapes, and without balance it made
     # the unaligned problems' picks worse; 1 won out of fold over 0 and 0.5 (BENCHMARKS.md)
     stratum_balance: float = 1.0
+    stratum_cap: float = 0.0   # > 0: no stratum's balance factor above this (cv.sample_weights)
     # the trained catalog keeps the configs that came within this fraction of the best on at
     # least one training problem (cuBLAS always): the rest never competed, and each costs
     # prediction time on every new problem (catalog_configs)
@@ -91,8 +92,9 @@ class TrainOptions:
         for name in ("retimed_weight", "minority_layout_weight"):
             if not getattr(self, name) > 0:   # NaN too
                 raise ValueError(f"{name} must be a positive number, got {getattr(self, name)}")
-        if not self.stratum_balance >= 0:
-            raise ValueError(f"stratum_balance must be >= 0, got {self.stratum_balance}")
+        for name in ("stratum_balance", "stratum_cap"):
+            if not getattr(self, name) >= 0:   # NaN too
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if not 0 <= self.catalog_min_rel <= 1:
             raise ValueError(f"catalog_min_rel must be within [0, 1], got {self.catalog_min_rel}")
         if self.label_times not in LABEL_TIMES:
@@ -162,7 +164,7 @@ def _fit(ds: Dataset, obj: Objective, opts: TrainOptions, rounds: int | None = N
     members = [cv.fit(ds, obj, dict(opts.params, seed=seed + i),
                       opts.rounds if rounds is None else rounds, opts.retimed_weight,
                       init_model=init_model, minority_layout_weight=opts.minority_layout_weight,
-                      stratum_balance=opts.stratum_balance)
+                      stratum_balance=opts.stratum_balance, stratum_cap=opts.stratum_cap)
                for i in range(opts.seed_ensemble)]
     return average(members)
 
