@@ -163,11 +163,8 @@ class Dispatcher:
                     ranked = self._extrapolated(problem, ranked)
             except Exception as exc:  # a model that cannot rank this problem: analytic order
                 kind = (problem.dtype_token, problem.layout, type(exc).__name__)
-                if kind not in self._warned:  # once per kind of problem, not once per shape
-                    self._warned.add(kind)
-                    warnings.warn(f"tilepick: the model cannot rank {problem.key()} ({exc}); "
-                                  "using the analytic order for such problems",
-                                  RuntimeWarning, stacklevel=2)
+                self._warn_once(kind, f"tilepick: the model cannot rank {problem.key()} "
+                                f"({exc}); using the analytic order for such problems", 3)
         if ranked is None:
             ranked = analytic_order(problem, self.hw)
         ranked = [r for r in ranked if r[0] not in bad]
@@ -216,14 +213,17 @@ class Dispatcher:
         30"); on 43 cc and 40 cr held-out problems (``validation_cc/``, ``validation_cr/``,
         exhaustive) the rr/rc-trained bf16 model's pick reached a mean 90% / 88% of the
         best, cuBLAS 58% / 62%."""
-        kind = (problem.dtype_token, problem.layout, "extrapolated")
+        self._warn_once((problem.dtype_token, problem.layout, "extrapolated"),
+                        f"tilepick: the {problem.dtype_token} model was not trained on layout "
+                        f"{problem.layout}; ranking such problems by extrapolation (hybrid "
+                        "mode benchmarks its top candidates and cuBLAS)", 4)
+        return [(cid, pred, math.inf) for cid, pred, _ in ranked]
+
+    def _warn_once(self, kind: tuple, message: str, stacklevel: int) -> None:
+        """Once per kind of problem, not once per shape (``stacklevel`` counts this frame)."""
         if kind not in self._warned:
             self._warned.add(kind)
-            warnings.warn(f"tilepick: the {problem.dtype_token} model was not trained on layout "
-                          f"{problem.layout}; ranking such problems by extrapolation "
-                          "(hybrid mode benchmarks its top candidates and cuBLAS)",
-                          RuntimeWarning, stacklevel=3)
-        return [(cid, pred, math.inf) for cid, pred, _ in ranked]
+            warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
 
     def top_k(self, ranked) -> list[str]:
         """The model's top-k, k grown to every candidate within two uncertainties of the best."""
@@ -260,11 +260,9 @@ class Dispatcher:
         try:
             extra = pred.outside_catalog(problem, self.explore + len(bad))
         except Exception as exc:   # exploring is optional: never a reason to fail a problem
-            kind = ("explore", problem.dtype_token, type(exc).__name__)
-            if kind not in self._warned:
-                self._warned.add(kind)
-                warnings.warn(f"tilepick: cannot explore outside the catalog for {problem.key()} "
-                              f"({exc})", RuntimeWarning, stacklevel=3)
+            self._warn_once(("explore", problem.dtype_token, type(exc).__name__),
+                            f"tilepick: cannot explore outside the catalog for {problem.key()} "
+                            f"({exc})", 4)
             return []
         floor = self._explore_floor(ranked)
         return [cid for cid, p, _ in extra if cid not in bad and cid not in taken

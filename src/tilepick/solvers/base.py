@@ -102,13 +102,15 @@ class Solver(ABC):
 
     def default_config(self, problem: GemmProblem,
                        hw: HardwareProfile | None = None) -> KernelConfig | None:
-        """A reasonable config without a model: the valid one closest to a 128x128x64 tile."""
+        """A reasonable config without a model: the valid one nearest the family's default
+        (``default_distance``)."""
         configs = self.configs(problem, hw)
-        if not configs:
-            return None
+        return min(configs, key=self.default_distance(problem)) if configs else None
 
+    def default_distance(self, problem: GemmProblem):
+        """The sort key of ``default_config``: here, nearness to a 128x128x64 tile."""
         def distance(c: KernelConfig):
             return (abs(c.block_m - min(128, c.block_m if problem.m < 128 else 128)),
                     abs(c.block_n - 128), abs(c.block_k - 64), abs(c.num_stages - 3),
                     c.num_warps, c.split_k, c.id)
-        return min(configs, key=distance)
+        return distance

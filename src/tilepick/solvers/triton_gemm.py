@@ -804,19 +804,15 @@ class GemvSolver(TritonGemmSolver):
     # row per block and 8 x 256 tiles.
     default_rest = (4, 1024, 4, 1)
 
-    def default_config(self, problem, hw=None):
-        configs = self.configs(problem, hw)
-        if not configs:
-            return None
-        count = problem.n if self.swapped else problem.m
-        rows = next_pow2(count)
+    def default_distance(self, problem):
+        rows = next_pow2(problem.n if self.swapped else problem.m)
         w, k, warps, stages = self.default_rest
 
         def distance(c: KernelConfig):
             return (abs(math.log2(self.vector_rows(c) / rows)),
                     abs(math.log2(self.weight_rows(c) / w)), abs(math.log2(c.block_k / k)),
                     abs(c.num_warps - warps), abs(c.num_stages - stages), c.split_k, c.id)
-        return min(configs, key=distance)
+        return distance
 
     def k_group(self, problem: GemmProblem, c: KernelConfig) -> int:
         """K elements each thread sums in registers every step before accumulating: one
