@@ -211,8 +211,8 @@ class Dispatcher:
         the analytic order (cuBLAS first): with a column-major A of odd leading dimension
         cuBLAS runs Turing-era align1 kernels, 3-7x slower than on rr (BENCHMARKS "Session
         30"); on 43 cc and 40 cr held-out problems (``validation_cc/``, ``validation_cr/``,
-        exhaustive) the rr/rc-trained bf16 model's pick reached a mean 90% / 88% of the
-        best, cuBLAS 58% / 62%."""
+        exhaustive) the rr/rc-trained bf16 model's pick reached a mean 92% / 89% of the
+        best, cuBLAS 59% / 62%."""
         self._warn_once((problem.dtype_token, problem.layout, "extrapolated"),
                         f"tilepick: the {problem.dtype_token} model was not trained on layout "
                         f"{problem.layout}; ranking such problems by extrapolation (hybrid "

@@ -799,8 +799,9 @@ class GemvSolver(TritonGemmSolver):
     # The config of the analytic order (no model, or a layout the model does not rank), after
     # vector rows covering the problem's in one block: (weight rows, block_k, warps, stages)
     # with the best mean efficiency against each problem's best config of the family over its
-    # bf16 training problems (gemm.gemv on weights of >= 4M elements: 94% over 254 problems;
-    # gemm.gemv_t: 78% over 243). The base rule (nearest a 128 x 128 x 64 tile) picked one
+    # bf16 training problems (`benchmarks/analysis_s30/gemv_defaults.py`; gemm.gemv on weights
+    # of >= 4M elements: 94% over the 237 of 278 problems that measured them; gemm.gemv_t: 78%
+    # over 228 of 336). The base rule (nearest a 128 x 128 x 64 tile) picked one
     # row per block and 8 x 256 tiles.
     default_rest = (4, 1024, 4, 1)
 
