@@ -443,6 +443,12 @@ def test_gemv_refuses_a_b_that_is_not_column_major():
     row_major_b = inp.b.contiguous()          # the same values, N contiguous
     with pytest.raises(ConfigInvalidError, match="not column-major"):
         solvers.launch(p, c, inp.a, row_major_b, inp.out)
+    # a cc problem's A loaded as a transposed tile: a row-major A does not match it
+    p = GemmProblem(4, 64, 1024, dtype="fp16", layout="cc")
+    inp = make_inputs(p, "cpu", 0)
+    c = KernelConfig.from_id("gemm.gemv.m4n4k1024.g1.w4.s1")
+    with pytest.raises(ConfigInvalidError, match="not adjacent"):
+        solvers.launch(p, c, inp.a.contiguous(), inp.b, inp.out)
 
 
 # narrow outputs for the transposed GEMV: odd and padded leading dimensions (C's too: it is
