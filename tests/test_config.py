@@ -402,3 +402,44 @@ def test_fp8_wgmma_configs_invalid_past_the_accumulation_limit(hw):
     assert "gemm.ptr.m64n16k32.g1.w4.s5" in {c.id for c in solvers.applicable_configs(at, hw)}
     bf16 = GemmProblem(64, 1, 1048576, dtype="bf16", layout="rc")
     assert "gemm.ptr.m64n16k32.g1.w4.s5" in {c.id for c in solvers.applicable_configs(bf16, hw)}
+
+
+def test_cublas_repack_serves_misaligned_problems_only(hw):
+    rep = solvers.SOLVERS["gemm.cublas_repack"]
+    assert KernelConfig.from_id("gemm.cublas_repack").is_vendor
+    aligned = GemmProblem(64, 64, 64, layout="cc")
+    assert "aligned" in rep.not_applicable_reason(aligned, hw)
+    assert "fp8" in rep.not_applicable_reason(
+        GemmProblem(63, 64, 64, dtype="fp8e4m3", layout="rc", lda=65), hw)
+    odd_m_cc = GemmProblem(1169, 64, 128, layout="cc")            # lda = M = 1169: cuBLAS's align1
+    assert rep.configs(odd_m_cc, hw) == [KernelConfig("gemm.cublas_repack")]
+    assert rep.is_applicable(GemmProblem(64, 64, 64, base_align=8), hw)
+    # workspace: A padded to lda 1176 (16 bytes), K columns of it; B (ldb = K) and C aligned
+    assert rep.workspace(odd_m_cc, KernelConfig("gemm.cublas_repack")) == 1176 * 128 * 2
+    both = GemmProblem(3, 5, 7, batch=2, dtype="fp32")   # lda 7, ldb 5, ldc 5: all padded to 8
+    assert rep.workspace(both, KernelConfig("gemm.cublas_repack")) == 2 * 4 * (8 * 3 + 8 * 7 + 8 * 3)
+
+
+def test_cublas_repack_hands_cublas_aligned_strides(monkeypatch):
+    """The point of the family: torch.matmul sees 16-byte leading dimensions and bases."""
+    import torch
+
+    from tilepick.tensors import make_inputs, reference, rel_error, tolerance
+
+    seen = []
+    real = torch.matmul
+
+    def spy(a, b, out=None):
+        if out is None:   # the float64 reference
+            return real(a, b)
+        seen.append((a.stride(), b.stride(), out.stride(), a.data_ptr() % 16,
+                     b.data_ptr() % 16, out.data_ptr() % 16))
+        return real(a, b, out=out)
+    monkeypatch.setattr(torch, "matmul", spy)
+    p = GemmProblem(37, 45, 71, layout="cc", ldc=47, base_align=2, dtype="fp16")
+    inp = make_inputs(p)
+    solvers.launch(p, "gemm.cublas_repack", inp.a, inp.b, inp.out)
+    (sa, sb, sc, *bases), = seen
+    assert sa == (1, 40) and sb == (1, 72) and sc == (48, 1)     # column-major kept, padded
+    assert bases == [0, 0, 0]
+    assert rel_error(inp.out, reference(p, inp)) <= tolerance(p)

@@ -26,6 +26,7 @@ from tilepick.hardware import current
 from tilepick.problem import LAYOUTS, DType, GemmProblem, ProblemError
 from tilepick.runtime import device_for_kernels, interpreting, patch_interpreter, require_device
 from tilepick.solvers import ConfigInvalidError, NotApplicableError
+from tilepick.solvers import repack as repack_rules
 from tilepick.solvers import triton_gemm
 from tilepick.tensors import (TOLERANCE, checked_reference, make_inputs, reference, rel_error,
                               tolerance)
@@ -187,6 +188,8 @@ def test_case_coverage():
         expected = every
         if family == "gemm.cublas":
             expected = {(d, lay) for d, lay in every if d != "fp8e4m3" or lay == "rc"}
+        if family == "gemm.cublas_repack":   # _scaled_mm's operands are aligned already
+            expected = {(d, lay) for d, lay in every if d != "fp8e4m3"}
         if family == "gemm.gemv":   # B column-major only
             expected = {(d, lay) for d, lay in every if lay[1] == "c"}
         if family in ("gemm.gemv_t", "gemm.gemv_t_splitk"):   # A row-major only
@@ -197,6 +200,10 @@ def test_case_coverage():
         assert any(needle in k for k in keys), needle
     repack = {case.values[0].key() for case in CASES if case.values[1].family == "gemm.tma_repack"}
     assert any(".al2" in k for k in repack) and any(".lda" in k for k in repack)
+    vendor = {case.values[0].key() for case in CASES
+              if case.values[1].family == "gemm.cublas_repack"}
+    assert all(any(repack_rules.misaligned_operands(GemmProblem.from_key(k))) for k in vendor)
+    assert any(".al2" in k for k in vendor) and any(".cc." in k and ".b2" in k for k in vendor)
 
 
 def _bind_cases():

@@ -61,7 +61,8 @@ def test_sample_configs_keeps_every_family_and_is_deterministic():
     for n in (1, 2):
         chosen = sample_configs(WIDE, n, random.Random(0))
         assert {c.family for c in chosen} == fams and len(chosen) == len(fams)
-    # no sample, or a sample larger than the space: every valid Triton config, vendor excluded
+    # no sample, or a sample larger than the space: every valid Triton config (aligned: no
+    # vendor candidate but cuBLAS, which is measured outside the sample)
     assert sample_configs(WIDE, None, random.Random(0)) == everything
     assert sample_configs(WIDE, len(everything) + 5, random.Random(0)) == everything
     assert all(not c.is_vendor for c in everything)
@@ -637,6 +638,14 @@ def test_top_up_draws_only_unmeasured_configs_up_to_n(tmp_path):
     df = io.read_frame(tmp_path)
     # 2 lacking, but a sample keeps one config of each of the 3 applicable families
     assert len(df) == 3 and not set(df.config_id) & tmeasured[t.key()] and df.valid.all()
+    # a family with nothing left to measure (here: not applicable to an aligned problem)
+    # leaves the problem out, not a cuBLAS-only measurement that would write no row
+    assert plan_configs([p], SweepOptions(top_up=10**6, measured=measured,
+                                          families=["gemm.cublas_repack"])) == []
+    odd = GemmProblem(37, 64, 128, dtype="bf16", layout="cc")
+    [(q, cfgs)] = plan_configs([odd, p], SweepOptions(top_up=10**6, measured={},
+                                                      families=["gemm.cublas_repack"]))
+    assert q == odd and [c.id for c in cfgs] == ["gemm.cublas_repack"]
 
 
 def test_cli_top_up_needs_a_dataset_and_no_sample(tmp_path):
@@ -650,3 +659,18 @@ def test_cli_top_up_needs_a_dataset_and_no_sample(tmp_path):
     res = runner.invoke(app, ["sweep", "--out", str(tmp_path / "o"), "--problems", "train",
                               "--order", "fastest"])
     assert res.exit_code == 2 and "--order" in res.output
+
+
+def test_sample_configs_measure_the_other_vendor_candidates_on_top():
+    """gemm.cublas_repack is one config: measured wherever it applies, on top of the sample and
+    whatever the pool (cuBLAS itself is measured with every problem, outside the sample)."""
+    odd = GemmProblem(37, 64, 128, dtype="bf16", layout="cc")   # lda = 37: misaligned
+    rep = cfg.KernelConfig("gemm.cublas_repack")
+    chosen = sample_configs(odd, 6, random.Random(0))
+    assert rep in chosen and cfg.KernelConfig("gemm.cublas") not in chosen
+    assert len(chosen) == 6 + 1 + len([c for c in chosen if c.id in ALWAYS])
+    assert rep in sample_configs(odd, 6, random.Random(0), pool=set())
+    assert sample_configs(odd, None, random.Random(0), families=["gemm.cublas_repack"]) == [rep]
+    assert sample_configs(odd, 10**6, random.Random(0), families=["gemm.cublas_repack"],
+                          exclude={rep.id}) == []
+    assert rep not in sample_configs(WIDE, None, random.Random(0))   # aligned: not applicable

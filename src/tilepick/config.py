@@ -37,8 +37,11 @@ FAMILIES = {
                    "streamed with 16-byte loads into block_n columns of B, fp32 products",
     "gemm.gemv_t_splitk": "gemm.gemv_t split over K in one launch (the partials meet as in "
                           "gemm.splitk_fused): few rows of A against a long K",
+    "gemm.cublas_repack": "cuBLAS behind a copy of misaligned operands into 16-byte-aligned "
+                          "padded workspace (odd leading dimensions: cuBLAS's align1 path)",
 }
-VENDOR_FAMILIES = ("gemm.cublas",)
+# the first is the baseline everyone compares with (torch.matmul as it is)
+VENDOR_FAMILIES = ("gemm.cublas", "gemm.cublas_repack")
 
 # The config space of each Triton family, declared once. Validity for a given problem and GPU
 # (shared memory, registers, alignment, TMA rules) is the solver's business.

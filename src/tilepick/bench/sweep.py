@@ -135,22 +135,27 @@ def sample_configs(problem: GemmProblem, n: int | None, rng: random.Random,
                    families: list[str] | None = None,
                    pool: set[str] | None = None,
                    exclude: frozenset | set = frozenset()) -> list[KernelConfig]:
-    """All valid Triton configs (of the pool, if any; none of ``exclude``), or ``n`` of them
-    drawn so that every applicable family keeps at least its share (n / families, and at
-    least one: with fewer than one config per family asked for, one per family is returned),
-    the rest at random; the valid configs of the Triton tutorial (``ALWAYS``) come on top of
-    the ``n``."""
+    """All valid configs but cuBLAS's (of the pool, if any; none of ``exclude``), or ``n``
+    of them drawn so that every applicable family keeps at least its share (n / families, and
+    at least one: with fewer than one config per family asked for, one per family is
+    returned), the rest at random; the valid configs of the Triton tutorial (``ALWAYS``) and
+    the other vendor candidates come on top of the ``n``. (cuBLAS itself is measured with
+    every problem: :func:`_measure_problem`.)"""
+    def always_measured(c: KernelConfig) -> bool:
+        return c.id in ALWAYS or c.is_vendor
+
     cfgs = [c for c in solvers.applicable_configs(problem, families=families)
-            if not c.is_vendor and c.id not in exclude
-            and (pool is None or c.id in pool or c.id in ALWAYS)]
+            if c != CUBLAS and c.id not in exclude
+            and (pool is None or c.id in pool or always_measured(c))]
     # the Triton tutorial's configs (what triton.autotune users run) are always measured, on
-    # top of the sample, so the evaluation's tutorial baseline has its data
-    always = [c for c in cfgs if c.id in ALWAYS]
+    # top of the sample, so the evaluation's tutorial baseline has its data; a vendor
+    # candidate is one config, measured wherever it applies
+    always = [c for c in cfgs if always_measured(c)]
     if n is None or len(cfgs) <= n + len(always):
         return cfgs
     if n == 0:
         return always
-    cfgs = [c for c in cfgs if c.id not in ALWAYS]
+    cfgs = [c for c in cfgs if not always_measured(c)]
     by_fam: dict[str, list[KernelConfig]] = {}
     for c in cfgs:
         by_fam.setdefault(c.family, []).append(c)
@@ -227,7 +232,7 @@ def plan_configs(problems: list[GemmProblem], opts: SweepOptions) -> list[tuple]
     uninterrupted one), plus the model's picks when asked; in id order, or, with
     ``order="model"``, the model's (which configs are measured does not depend on it). With
     ``top_up``: only configs not measured yet, as many as the problem lacks (problems that
-    have enough are left out)."""
+    have enough, or of whose families nothing is left, are left out)."""
     if opts.order not in ORDERS:
         raise ValueError(f"unknown measuring order {opts.order!r}: {', '.join(ORDERS)}")
     pool = config_pool(opts.pool, opts.seed if opts.pool_seed is None else opts.pool_seed)
@@ -243,6 +248,8 @@ def plan_configs(problems: list[GemmProblem], opts: SweepOptions) -> list[tuple]
         cfgs = sample_configs(p, n, random.Random(f"{opts.seed}:{p.key()}"),
                               opts.families, pool, exclude=have)
         cfgs = sorted(set(cfgs) | {c for c in picks(p) if c.id not in have})
+        if opts.top_up is not None and not cfgs:
+            continue   # nothing of these families left to measure: cuBLAS alone would be dropped
         plan.append((p, picks.order(p, cfgs) if opts.order == "model" else cfgs))
     return plan
 

@@ -1,10 +1,12 @@
-"""cuBLAS through torch as a candidate of its own (one config: ``gemm.cublas``)."""
+"""cuBLAS through torch as candidates of their own: ``gemm.cublas`` as torch.matmul calls it, and
+``gemm.cublas_repack``, cuBLAS behind a copy of misaligned operands (one config each)."""
 
 from __future__ import annotations
 
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.hardware import HardwareProfile
 from tilepick.problem import DType, GemmProblem
+from tilepick.solvers import repack
 from tilepick.solvers.base import Solver
 
 
@@ -51,4 +53,44 @@ class CublasSolver(Solver):
                 torch.backends.cuda.matmul.allow_tf32 = prev
             return out
         torch.matmul(a, b, out=out)
+        return out
+
+
+class CublasRepackSolver(CublasSolver):
+    """cuBLAS on 16-byte-aligned padded copies of the misaligned operands (C written through
+    one). Why: with a leading dimension that is not a multiple of 16 bytes (an odd M of a
+    column-major A, an odd K of a row-major one), cuBLAS runs Turing-era ``align1`` kernels,
+    3-7x slower than its Hopper kernels on the same sizes, and the copy costs a read and a write
+    of the operand (1169 x 7168 x 5120 cc: 788 us as torch.matmul, 111 us on rr; BENCHMARKS
+    "Session 30"). The copies are part of the launch, hence of its measured time. Not for fp8:
+    torch._scaled_mm's own rules (layout rc, K and N multiples of 16) leave nothing to
+    align."""
+
+    family = VENDOR_FAMILIES[1]
+
+    def not_applicable_reason(self, problem: GemmProblem, hw: HardwareProfile) -> str | None:
+        if problem.dtype is DType.FP8:
+            return "fp8 operands that torch._scaled_mm accepts are already 16-byte aligned"
+        if not any(repack.misaligned_operands(problem)):
+            return "every leading dimension and base is 16-byte aligned (use gemm.cublas)"
+        return None
+
+    def workspace(self, problem, config) -> int:
+        return repack.workspace(problem)
+
+    def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        p, q = problem, repack.aligned_problem(problem)
+        i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
+        flat = a.dim() == 2
+        a3, b3, c3 = (t.unsqueeze(0) if flat else t for t in (a, b, out))
+        if repack.needs_copy(a3, p.lda, i):
+            a3 = repack.aligned_copy(a3, p.a_row_major, q.lda, True)
+        if repack.needs_copy(b3, p.ldb, i):
+            b3 = repack.aligned_copy(b3, p.b_row_major, q.ldb, True)
+        work = repack.aligned_copy(c3, True, q.ldc, False) if repack.needs_copy(c3, p.ldc, o) \
+            else c3
+        inner = (lambda t: t[0]) if flat else (lambda t: t)
+        CublasSolver.launch(self, q, config, inner(a3), inner(b3), inner(work))
+        if work is not c3:
+            c3.copy_(work)
         return out

@@ -17,6 +17,7 @@ from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import DType, GemmProblem, _align_bytes, cdiv, next_pow2
 from tilepick.runtime import allocate_outside_graph_pools, patch_interpreter
 from tilepick.solvers.base import ConfigInvalidError, NotInThisContextError, Solver
+from tilepick.solvers import repack
 from tilepick.solvers.direct_launch import DirectLaunch
 
 # fp32 accumulator registers one thread may hold before the compiler spills (255 is the hard
@@ -611,11 +612,6 @@ class TmaSplitKSolver(OneLaunchSplitK, TmaSolver):
         return run
 
 
-def _padded_ld(ld: int, itemsize: int) -> int:
-    step = 16 // itemsize
-    return cdiv(ld, step) * step
-
-
 class TmaRepackSolver(TmaSolver):
     """TMA kernel for problems whose strides break the TMA rules (odd leading dimensions,
     unaligned bases): misaligned operands are first copied into 16-byte-aligned padded
@@ -625,9 +621,7 @@ class TmaRepackSolver(TmaSolver):
     family = "gemm.tma_repack"
 
     def aligned_problem(self, p: GemmProblem) -> GemmProblem:
-        i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
-        return p.replace(lda=_padded_ld(p.lda, i), ldb=_padded_ld(p.ldb, i),
-                         ldc=_padded_ld(p.ldc, o), base_align=16)
+        return repack.aligned_problem(p)
 
     def not_applicable_reason(self, problem, hw):
         if TmaSolver.not_applicable_reason(self, problem, hw) is None:
@@ -638,36 +632,10 @@ class TmaRepackSolver(TmaSolver):
         return super().config_invalid_reason(self.aligned_problem(problem), c, hw)
 
     def workspace(self, problem, config) -> int:
-        p, q = problem, self.aligned_problem(problem)
-        i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
-        total = 0
-        if p.lda * i % 16 or p.base_align < 16:
-            total += q.batch * q.lda * (q.m if q.a_row_major else q.k) * i
-        if p.ldb * i % 16 or p.base_align < 16:
-            total += q.batch * q.ldb * (q.k if q.b_row_major else q.n) * i
-        if p.ldc * o % 16 or p.base_align < 16:
-            total += q.batch * q.ldc * q.m * o
-        return total
+        return repack.workspace(problem)
 
-    @staticmethod
-    def _aligned_copy(t, row_major: bool, ld: int, copy: bool):
-        """A (batch, rows, cols) tensor with leading dimension ``ld`` holding ``t``."""
-        import torch
-
-        b, rows, cols = t.shape
-        if row_major:
-            store = torch.empty((b, rows, ld), dtype=t.dtype, device=t.device)
-            view = store[:, :, :cols]
-        else:
-            store = torch.empty((b, cols, ld), dtype=t.dtype, device=t.device)
-            view = store[:, :, :rows].transpose(1, 2)
-        if copy:
-            view.copy_(t)
-        return view
-
-    def _needs(self, t, ld_elems, itemsize) -> bool:
-        return ((ld_elems * itemsize) % 16 != 0 or t.data_ptr() % 16 != 0
-                or (t.shape[0] > 1 and (t.stride(0) * itemsize) % 16 != 0))
+    _aligned_copy = staticmethod(repack.aligned_copy)
+    _needs = staticmethod(repack.needs_copy)
 
     def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
         p, q = problem, self.aligned_problem(problem)

@@ -1,0 +1,74 @@
+"""Copying misaligned operands into 16-byte-aligned padded workspace, for any family.
+
+Why a module of its own: two families run a fast kernel behind such a copy, the TMA kernel
+(``gemm.tma_repack``: the copy engine needs 16-byte strides and bases) and cuBLAS
+(``gemm.cublas_repack``: with a leading dimension that is not a multiple of 16 bytes, cuBLAS
+falls back to Turing-era ``align1`` CUTLASS kernels, 3-7x slower than its Hopper kernels on the
+same sizes; BENCHMARKS "Session 30", ``benchmarks/cublas_layout_probe.py``). Each operand keeps
+its major order: the copy is a plain strided copy into rows padded to 16 bytes, not a transpose
+(a transposing copy of A cost 38 us where the padded one reads and writes at bandwidth).
+"""
+
+from __future__ import annotations
+
+from tilepick.problem import GemmProblem, cdiv
+
+
+def padded_ld(ld: int, itemsize: int) -> int:
+    """``ld`` rounded up to a whole number of 16-byte vectors."""
+    step = 16 // itemsize
+    return cdiv(ld, step) * step
+
+
+def aligned_problem(p: GemmProblem) -> GemmProblem:
+    """The problem as the inner kernel sees it after the copies: every leading dimension padded
+    to 16 bytes, every base 16-byte aligned."""
+    i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
+    return p.replace(lda=padded_ld(p.lda, i), ldb=padded_ld(p.ldb, i),
+                     ldc=padded_ld(p.ldc, o), base_align=16)
+
+
+def misaligned_operands(p: GemmProblem) -> tuple[bool, bool, bool]:
+    """Which of A, B, C a launch copies (by the problem's strides and bases)."""
+    i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
+    low = p.base_align < 16
+    return (low or p.lda * i % 16 != 0, low or p.ldb * i % 16 != 0, low or p.ldc * o % 16 != 0)
+
+
+def workspace(p: GemmProblem) -> int:
+    """Bytes of the padded copies a launch allocates."""
+    q = aligned_problem(p)
+    i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
+    need_a, need_b, need_c = misaligned_operands(p)
+    total = 0
+    if need_a:
+        total += q.batch * q.lda * (q.m if q.a_row_major else q.k) * i
+    if need_b:
+        total += q.batch * q.ldb * (q.k if q.b_row_major else q.n) * i
+    if need_c:
+        total += q.batch * q.ldc * q.m * o
+    return total
+
+
+def aligned_copy(t, row_major: bool, ld: int, copy: bool):
+    """A (batch, rows, cols) tensor with leading dimension ``ld`` holding ``t`` (its values
+    when ``copy``; otherwise uninitialised, as an output's workspace)."""
+    import torch
+
+    b, rows, cols = t.shape
+    if row_major:
+        store = torch.empty((b, rows, ld), dtype=t.dtype, device=t.device)
+        view = store[:, :, :cols]
+    else:
+        store = torch.empty((b, cols, ld), dtype=t.dtype, device=t.device)
+        view = store[:, :, :rows].transpose(1, 2)
+    if copy:
+        view.copy_(t)
+    return view
+
+
+def needs_copy(t, ld_elems: int, itemsize: int) -> bool:
+    """Whether this (batch, rows, cols) tensor breaks the 16-byte rules (by its actual
+    pointer and strides: the launch decides on the tensors it gets)."""
+    return ((ld_elems * itemsize) % 16 != 0 or t.data_ptr() % 16 != 0
+            or (t.shape[0] > 1 and (t.stride(0) * itemsize) % 16 != 0))
