@@ -414,10 +414,14 @@ def test_cublas_repack_serves_misaligned_problems_only(hw):
     odd_m_cc = GemmProblem(1169, 64, 128, layout="cc")            # lda = M = 1169: cuBLAS's align1
     assert rep.configs(odd_m_cc, hw) == [KernelConfig("gemm.cublas_repack")]
     assert rep.is_applicable(GemmProblem(64, 64, 64, base_align=8), hw)
-    # workspace: A padded to lda 1176 (16 bytes), K columns of it; B (ldb = K) and C aligned
-    assert rep.workspace(odd_m_cc, KernelConfig("gemm.cublas_repack")) == 1176 * 128 * 2
-    both = GemmProblem(3, 5, 7, batch=2, dtype="fp32")   # lda 7, ldb 5, ldc 5: all padded to 8
-    assert rep.workspace(both, KernelConfig("gemm.cublas_repack")) == 2 * 4 * (8 * 3 + 8 * 7 + 8 * 3)
+    # workspace: A (column-major) and C padded to M = 1176 rows (16 bytes); B is aligned
+    assert rep.workspace(odd_m_cc, KernelConfig("gemm.cublas_repack")) == 1176 * (128 + 64) * 2
+    both = GemmProblem(3, 5, 7, batch=2, dtype="fp32")   # K and N padded to 8; M is not contiguous
+    assert rep.workspace(both, KernelConfig("gemm.cublas_repack")) == 2 * 4 * (3 * 8 + 8 * 8 + 3 * 8)
+    # aligned contiguous extents with only a padded leading dimension: cuBLAS takes it as is
+    assert not rep.is_applicable(GemmProblem(48, 64, 64, lda=80, ldb=96, ldc=80), hw)
+    # an odd M of a column-major A with an aligned lda still takes cuBLAS's align1 path
+    assert rep.is_applicable(GemmProblem(1169, 64, 128, layout="cc", lda=1176), hw)
 
 
 def test_cublas_repack_hands_cublas_aligned_strides(monkeypatch):
@@ -432,14 +436,17 @@ def test_cublas_repack_hands_cublas_aligned_strides(monkeypatch):
     def spy(a, b, out=None):
         if out is None:   # the float64 reference
             return real(a, b)
-        seen.append((a.stride(), b.stride(), out.stride(), a.data_ptr() % 16,
+        seen.append(((tuple(a.shape), tuple(b.shape), tuple(out.shape)), a.stride(), b.stride(),
+                     out.stride(), a.data_ptr() % 16,
                      b.data_ptr() % 16, out.data_ptr() % 16))
         return real(a, b, out=out)
     monkeypatch.setattr(torch, "matmul", spy)
     p = GemmProblem(37, 45, 71, layout="cc", ldc=47, base_align=2, dtype="fp16")
     inp = make_inputs(p)
     solvers.launch(p, "gemm.cublas_repack", inp.a, inp.b, inp.out)
-    (sa, sb, sc, *bases), = seen
-    assert sa == (1, 40) and sb == (1, 72) and sc == (48, 1)     # column-major kept, padded
+    (shapes, sa, sb, sc, *bases), = seen
+    # M 37 -> 40 (A column-major), K 71 -> 72 (B column-major), N 45 -> 48 (C); major orders kept
+    assert shapes == ((40, 72), (72, 48), (40, 48))
+    assert sa == (1, 40) and sb == (1, 72) and sc == (48, 1)
     assert bases == [0, 0, 0]
     assert rel_error(inp.out, reference(p, inp)) <= tolerance(p)

@@ -202,8 +202,11 @@ def test_case_coverage():
     assert any(".al2" in k for k in repack) and any(".lda" in k for k in repack)
     vendor = {case.values[0].key() for case in CASES
               if case.values[1].family == "gemm.cublas_repack"}
-    assert all(any(repack_rules.misaligned_operands(GemmProblem.from_key(k))) for k in vendor)
+    assert all(any(repack_rules.padded_copies(p, repack_rules.padded_problem(p)))
+               for p in map(GemmProblem.from_key, vendor))
     assert any(".al2" in k for k in vendor) and any(".cc." in k and ".b2" in k for k in vendor)
+    # the ld16 shape: leading dimensions aligned, contiguous extents not (cuBLAS's align1 too)
+    assert any(".m36.n50.k40.lda48" in k for k in vendor)
 
 
 def _bind_cases():

@@ -57,40 +57,41 @@ class CublasSolver(Solver):
 
 
 class CublasRepackSolver(CublasSolver):
-    """cuBLAS on 16-byte-aligned padded copies of the misaligned operands (C written through
-    one). Why: with a leading dimension that is not a multiple of 16 bytes (an odd M of a
-    column-major A, an odd K of a row-major one), cuBLAS runs Turing-era ``align1`` kernels,
-    3-7x slower than its Hopper kernels on the same sizes, and the copy costs a read and a write
-    of the operand (1169 x 7168 x 5120 cc: 788 us as torch.matmul, 111 us on rr; BENCHMARKS
-    "Session 30"). The copies are part of the launch, hence of its measured time. Not for fp8:
-    torch._scaled_mm's own rules (layout rc, K and N multiples of 16) leave nothing to
-    align."""
+    """cuBLAS on 16-byte-aligned, padded copies of the operands that need them (C written
+    through one). Why: while a leading dimension, a base or the extent of an operand's
+    contiguous dimension is not a multiple of 16 bytes (an odd M of a column-major A, an odd K
+    of a row-major one), cuBLAS runs Turing-era ``align1`` kernels, 3-7x slower than its Hopper
+    kernels on the same sizes, and a copy costs a read and a write of the operand (1169 x 7168
+    x 5120 cc: 788 us as torch.matmul, 111 us on rr; BENCHMARKS "Session 30"). Padding the
+    leading dimension alone does not do (:mod:`.repack`). The copies are part of the launch,
+    hence of its measured time. Not for fp8: torch._scaled_mm's own rules (layout rc, K and N
+    multiples of 16) leave nothing to align."""
 
     family = VENDOR_FAMILIES[1]
 
     def not_applicable_reason(self, problem: GemmProblem, hw: HardwareProfile) -> str | None:
         if problem.dtype is DType.FP8:
             return "fp8 operands that torch._scaled_mm accepts are already 16-byte aligned"
-        if not any(repack.misaligned_operands(problem)):
-            return "every leading dimension and base is 16-byte aligned (use gemm.cublas)"
+        if not any(repack.padded_copies(problem, repack.padded_problem(problem))):
+            return ("every leading dimension, base and contiguous extent is 16-byte aligned "
+                    "(use gemm.cublas)")
         return None
 
     def workspace(self, problem, config) -> int:
-        return repack.workspace(problem)
+        return repack.padded_workspace(problem)
 
     def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
-        p, q = problem, repack.aligned_problem(problem)
-        i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
+        p, q = problem, repack.padded_problem(problem)
+        copy_a, copy_b, copy_c = repack.padded_copies(p, q)
         flat = a.dim() == 2
         a3, b3, c3 = (t.unsqueeze(0) if flat else t for t in (a, b, out))
-        if repack.needs_copy(a3, p.lda, i):
-            a3 = repack.aligned_copy(a3, p.a_row_major, q.lda, True)
-        if repack.needs_copy(b3, p.ldb, i):
-            b3 = repack.aligned_copy(b3, p.b_row_major, q.ldb, True)
-        work = repack.aligned_copy(c3, True, q.ldc, False) if repack.needs_copy(c3, p.ldc, o) \
-            else c3
+        if copy_a:
+            a3 = repack.padded_copy(a3, q.m, q.k, p.a_row_major, True)
+        if copy_b:
+            b3 = repack.padded_copy(b3, q.k, q.n, p.b_row_major, True)
+        work = repack.padded_copy(c3, q.m, q.n, True, False) if copy_c else c3
         inner = (lambda t: t[0]) if flat else (lambda t: t)
         CublasSolver.launch(self, q, config, inner(a3), inner(b3), inner(work))
-        if work is not c3:
-            c3.copy_(work)
+        if copy_c:
+            c3.copy_(work[:, :p.m, :p.n])
         return out

@@ -7,6 +7,12 @@ falls back to Turing-era ``align1`` CUTLASS kernels, 3-7x slower than its Hopper
 same sizes; BENCHMARKS "Session 30", ``benchmarks/cublas_layout_probe.py``). Each operand keeps
 its major order: the copy is a plain strided copy into rows padded to 16 bytes, not a transpose
 (a transposing copy of A cost 38 us where the padded one reads and writes at bandwidth).
+
+cuBLAS needs more than aligned strides: it keeps its align1 kernels while the *extent* of an
+operand's contiguous dimension is not a multiple of 16 bytes (an odd M of a column-major A with
+lda padded to 1176 ran as slowly as unpadded: 0.86 ms against 0.79 ms, 1169 x 7168 x 5120 cc,
+H200, session 31). So :func:`padded_problem` pads those extents too (zeros in the padding of
+K; rows and columns of C past M and N are computed into workspace and dropped).
 """
 
 from __future__ import annotations
@@ -72,3 +78,55 @@ def needs_copy(t, ld_elems: int, itemsize: int) -> bool:
     pointer and strides: the launch decides on the tensors it gets)."""
     return ((ld_elems * itemsize) % 16 != 0 or t.data_ptr() % 16 != 0
             or (t.shape[0] > 1 and (t.stride(0) * itemsize) % 16 != 0))
+
+
+def _padded(size: int, itemsize: int, contiguous: bool) -> int:
+    return padded_ld(size, itemsize) if contiguous else size
+
+
+def padded_problem(p: GemmProblem) -> GemmProblem:
+    """The problem as cuBLAS is given it: each size that is the contiguous extent of an operand
+    (K of a row-major A or a column-major B, M of a column-major A, N of a row-major B and of C)
+    rounded up to 16 bytes, and the copied operands packed at those extents."""
+    i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
+    m = _padded(p.m, i, not p.a_row_major)
+    k = _padded(p.k, i, p.a_row_major or not p.b_row_major)
+    n = max(_padded(p.n, i, p.b_row_major), padded_ld(p.n, o))
+    q = GemmProblem(m, n, k, p.batch, p.dtype, p.layout, p.tf32)   # packed leading dimensions
+    copy_a, copy_b, copy_c = padded_copies(p, q)
+    return q.replace(lda=q.lda if copy_a else p.lda, ldb=q.ldb if copy_b else p.ldb,
+                     ldc=q.ldc if copy_c else p.ldc)
+
+
+def padded_copies(p: GemmProblem, q: GemmProblem) -> tuple[bool, bool, bool]:
+    """Which of A, B, C :func:`padded_problem` ``q`` copies: those that are misaligned or whose
+    extents it pads."""
+    need_a, need_b, need_c = misaligned_operands(p)
+    return (need_a or (q.m, q.k) != (p.m, p.k), need_b or (q.k, q.n) != (p.k, p.n),
+            need_c or (q.m, q.n) != (p.m, p.n))
+
+
+def padded_workspace(p: GemmProblem) -> int:
+    """Bytes of :func:`padded_problem`'s copies."""
+    q = padded_problem(p)
+    i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
+    copy_a, copy_b, copy_c = padded_copies(p, q)
+    return q.batch * (copy_a * q.m * q.k * i + copy_b * q.k * q.n * i + copy_c * q.m * q.n * o)
+
+
+def padded_copy(t, rows: int, cols: int, row_major: bool, copy: bool):
+    """A packed (batch, rows, cols) tensor of ``t``'s major order holding ``t`` in its top-left
+    corner and zeros around it (when ``copy``; otherwise uninitialised, as an output's
+    workspace)."""
+    import torch
+
+    b, r, c = t.shape
+    if row_major:
+        view = torch.empty((b, rows, cols), dtype=t.dtype, device=t.device)
+    else:
+        view = torch.empty((b, cols, rows), dtype=t.dtype, device=t.device).transpose(1, 2)
+    if copy:
+        view[:, :r, :c].copy_(t)
+        view[:, r:, :].zero_()
+        view[:, :r, c:].zero_()
+    return view
