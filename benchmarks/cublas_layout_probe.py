@@ -15,16 +15,9 @@ the profiler. On the GPU:
 import argparse
 import json
 
+from probe_kit import kernels_of
+
 SHAPES = ["1169x7168x5120", "631x5120x13824", "83x13824x5120", "7x8192x8192", "4096x4096x4096"]
-
-
-def kernels_of(fn) -> list[str]:
-    import torch
-
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return sorted({e.key for e in prof.key_averages() if e.device_type.name == "CUDA"})
 
 
 def probe(spec: str, rounds: int) -> dict:

@@ -19,20 +19,13 @@ import json
 import statistics
 import sys
 
+from probe_kit import kernels_of
+
 PROBLEMS = ["gemm.bf16.cc.m1169.n7168.k5120", "gemm.bf16.cc.m631.n5120.k13824",
             "gemm.bf16.cr.m777.n8192.k3072", "gemm.bf16.cc.m83.n13824.k5120",
             "gemm.bf16.cc.m7.n8192.k8192", "gemm.bf16.cr.m3.n11329.k6029",
             "gemm.bf16.rr.m511.n512.k513", "gemm.bf16.rr.m1000.n4096.k4097",
             "gemm.bf16.rc.m1024.n4095.k4096", "gemm.bf16.cc.m1.n4096.k4096"]
-
-
-def kernels_of(fn) -> list[str]:
-    import torch
-
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return sorted({e.key for e in prof.key_averages() if e.device_type.name == "CUDA"})
 
 
 def probe(key: str, rounds: int) -> dict:

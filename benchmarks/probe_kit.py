@@ -1,4 +1,5 @@
-"""What the kernel-variant probes share (``persistent_flat_probe.py``, ``warp_spec_probe.py``).
+"""What the kernel-variant probes share (``persistent_flat_probe.py``, ``warp_spec_probe.py``;
+``kernels_of`` for the cuBLAS probes).
 
 One shape's inputs and float64 reference; candidates run once and checked against it before
 they may be timed (a variant that cannot build, or computes a wrong result, is recorded with
@@ -9,6 +10,17 @@ its reason: a finding, not a crash); then all of them timed together
 from __future__ import annotations
 
 TOLERANCE = 1e-2   # relative error against float64 above which a variant is wrong
+
+
+def kernels_of(fn) -> list[str]:
+    """The names of the GPU kernels one call of ``fn`` launches (torch's profiler): which
+    library kernel a vendor call chose (``cublas_layout_probe.py``, ``cublas_repack_probe.py``)."""
+    import torch
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return sorted({e.key for e in prof.key_averages() if e.device_type.name == "CUDA"})
 
 
 class CheckedCandidates:

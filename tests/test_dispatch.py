@@ -441,6 +441,21 @@ def test_matmul_api_runs_triton_in_the_interpreter(tmp_path):
     assert z.shape == (2, 5, 24)
 
 
+def test_matmul_runs_the_cublas_repack_candidate_on_a_column_major_x(tmp_path):
+    """x.t() @ W with an odd token count (cuBLAS's align1 case): the vendor candidate that pads
+    and copies is chosen, run through the prepared launch twice, and gives the product."""
+    x = torch.randn(40, 21).bfloat16().t()          # 21 x 40, column-major, lda = 21
+    w = torch.randn(40, 24).bfloat16()
+    p = GemmProblem.from_tensors(x, w)
+    assert p.layout == "cr" and solvers.SOLVERS["gemm.cublas_repack"].is_applicable(p, HW)
+    d = Dispatcher(mode="heuristic", predictor=RankByList(["gemm.cublas_repack"]), user_db=None,
+                   hw=HW, env=ENV)
+    for _ in range(2):
+        y = tilepick.matmul(x, w, dispatcher=d)
+        torch.testing.assert_close(y.float(), x.float() @ w.float(), rtol=2e-2, atol=5e-2)
+    assert d.cache[p].config_id == "gemm.cublas_repack"
+
+
 def test_matmul_repeated_signature_runs_the_prepared_launch():
     """The second call with the same tensor signature runs the launch prepared on the first
     (one lookup in ``Dispatcher.bound``) on the new tensors; a changed decision empties it."""

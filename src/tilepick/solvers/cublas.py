@@ -81,17 +81,28 @@ class CublasRepackSolver(CublasSolver):
         return repack.padded_workspace(problem)
 
     def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        return self.bind(problem, config, a, b, out)(a, b, out)
+
+    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        """The padded problem and which operands to copy worked out once (the copies still
+        happen on every call: they are part of the launch)."""
         p, q = problem, repack.padded_problem(problem)
         copy_a, copy_b, copy_c = repack.padded_copies(p, q)
-        flat = a.dim() == 2
-        a3, b3, c3 = (t.unsqueeze(0) if flat else t for t in (a, b, out))
-        if copy_a:
-            a3 = repack.padded_copy(a3, q.m, q.k, p.a_row_major, True)
-        if copy_b:
-            b3 = repack.padded_copy(b3, q.k, q.n, p.b_row_major, True)
-        work = repack.padded_copy(c3, q.m, q.n, True, False) if copy_c else c3
-        inner = (lambda t: t[0]) if flat else (lambda t: t)
-        CublasSolver.launch(self, q, config, inner(a3), inner(b3), inner(work))
-        if copy_c:
-            c3.copy_(work[:, :p.m, :p.n])
-        return out
+        cublas = CublasSolver.launch
+
+        def run(a, b, out, scale_a=None, scale_b=None):
+            flat = a.dim() == 2
+            a3, b3, c3 = (t.unsqueeze(0) if flat else t for t in (a, b, out))
+            if copy_a:
+                a3 = repack.padded_copy(a3, q.m, q.k, p.a_row_major, True)
+            if copy_b:
+                b3 = repack.padded_copy(b3, q.k, q.n, p.b_row_major, True)
+            work = repack.padded_copy(c3, q.m, q.n, True, False) if copy_c else c3
+            if flat:
+                cublas(self, q, config, a3[0], b3[0], work[0])
+            else:
+                cublas(self, q, config, a3, b3, work)
+            if copy_c:
+                c3.copy_(work[:, :p.m, :p.n])
+            return out
+        return run
