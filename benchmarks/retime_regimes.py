@@ -2,7 +2,8 @@
 model's validation score survive a re-timing in one regime?
 
 Reads the exhaustive validation sets and a re-timing pass over them (`tilepick data retime`,
-rows in benchmarks/results/retime_3958be2/) and reports:
+rows in benchmarks/results/retime_3958be2/, removed from the tree in session 31: `git checkout
+04f5846 -- benchmarks/results/retime_3958be2` first) and reports:
 
 1. screening vs re-timing inside the original sweeps: per problem, the best config never
    re-timed over the best re-timed one, by class of best time (> 1 means a screened value
