@@ -197,3 +197,14 @@ def test_plan_fingerprint_ignores_rules_and_sees_plans(monkeypatch):
     other_grid.cache_clear = lambda: None
     monkeypatch.setattr(triton_gemm.TmaSolver, "plan", other_grid)
     assert plan_fingerprint() != base
+
+
+def test_plan_fingerprint_sees_a_vendor_familys_host_plan(monkeypatch):
+    """gemm.cublas_repack's copies are its own host-side work: changing how they are made
+    changes the source key, so its measured winners are not served for the new copies."""
+    from tilepick.solvers import cublas
+    from tilepick.solvers.fingerprint import plan_fingerprint
+
+    base = plan_fingerprint()
+    monkeypatch.setattr(cublas.CublasRepackSolver, "COPIES", "a Triton pad-and-copy kernel")
+    assert plan_fingerprint() != base

@@ -77,6 +77,17 @@ class CublasRepackSolver(CublasSolver):
                     "(use gemm.cublas)")
         return None
 
+    # How the copies are made. The perf-db's source key hashes :meth:`host_plan` (with this)
+    # on fixed probes (``solvers.fingerprint``): change it with the copies, so that winners
+    # measured with the old copies are not served as if they were today's.
+    COPIES = "torch: copy_ into empty padded workspace, zero_ the padding, copy_ C back"
+
+    def host_plan(self, problem: GemmProblem) -> tuple:
+        """What a launch does besides cuBLAS's own kernel choice: the padded problem, which
+        operands it copies and how."""
+        q = repack.padded_problem(problem)
+        return q.key(), repack.padded_copies(problem, q), self.COPIES
+
     def workspace(self, problem, config) -> int:
         return repack.padded_workspace(problem)
 

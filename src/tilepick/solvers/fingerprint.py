@@ -5,7 +5,8 @@ specialisation) stay the same; an edit elsewhere in the solvers (a validity rule
 a faster host path) must not retire thousands of measured winners, and a changed plan must.
 So the perf-db's source key (``perfdb.kernel_source_hash``) hashes the kernel sources and this
 fingerprint: every Triton family's plan for a fixed sample of configs on fixed probe problems,
-under a fixed hardware profile (the persistent grid depends on the SM count).
+under a fixed hardware profile (the persistent grid depends on the SM count), and the host-side
+plan of a vendor family that has one (``host_plan``: what it does around the library call).
 
 This file is also run as a script against the sources of older commits (its text through
 ``python -c`` with that tree on PYTHONPATH; ``dispatch.systemdb.source_hash_at``), so it may
@@ -52,6 +53,13 @@ def plan_fingerprint() -> str:
             for p in (GemmProblem(**kw) for kw in PROBES):
                 for c in space[::max(1, len(space) // CONFIGS_PER_FAMILY)]:
                     h.update(repr((s.family, p.key(), c.id, s.plan(p, c))).encode())
+        # vendor launches with host-side work of their own (since session 31: gemm.cublas_repack's
+        # padded copies). A tree without any leaves the hash as it was, so every earlier key stays.
+        for s in SOLVERS.values():
+            host_plan = getattr(s, "host_plan", None)
+            if host_plan is not None:
+                for p in (GemmProblem(**kw) for kw in PROBES):
+                    h.update(repr((s.family, p.key(), host_plan(p))).encode())
         return h.hexdigest()[:16]
     finally:
         hardware._current = saved
