@@ -16,6 +16,9 @@ labels come from the ranker's *out-of-fold* picks, the ones it makes on problems
 How it acts (:func:`apply`, the same on the evaluation and the prediction paths): a problem
 whose gate says cuBLAS gets cuBLAS first; otherwise cuBLAS goes below the first Triton
 candidate if the ranker had put it first. Nothing else of the order changes.
+
+"cuBLAS" here is torch.matmul as it is (``gemm.cublas``); every other candidate, cuBLAS behind
+padded copies (``gemm.cublas_repack``, session 31) included, is on the "Triton" side.
 """
 
 from __future__ import annotations
