@@ -634,18 +634,16 @@ class TmaRepackSolver(TmaSolver):
     def workspace(self, problem, config) -> int:
         return repack.workspace(problem)
 
-    _aligned_copy = staticmethod(repack.aligned_copy)
-    _needs = staticmethod(repack.needs_copy)
-
     def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
         p, q = problem, self.aligned_problem(problem)
         a3, b3, c3 = _as3d(a), _as3d(b), _as3d(out)
         i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
-        if self._needs(a3, p.lda, i):
-            a3 = self._aligned_copy(a3, p.a_row_major, q.lda, True)
-        if self._needs(b3, p.ldb, i):
-            b3 = self._aligned_copy(b3, p.b_row_major, q.ldb, True)
-        c_work = self._aligned_copy(c3, True, q.ldc, False) if self._needs(c3, p.ldc, o) else c3
+        if repack.needs_copy(a3, p.lda, i):
+            a3 = repack.aligned_copy(a3, p.a_row_major, q.lda, True)
+        if repack.needs_copy(b3, p.ldb, i):
+            b3 = repack.aligned_copy(b3, p.b_row_major, q.ldb, True)
+        c_work = (repack.aligned_copy(c3, True, q.ldc, False) if repack.needs_copy(c3, p.ldc, o)
+                  else c3)
         super().launch(q, config, a3, b3, c_work, scale_a, scale_b)
         if c_work is not c3:
             c3.copy_(c_work)
@@ -663,9 +661,9 @@ class TmaRepackSolver(TmaSolver):
         p, q = problem, self.aligned_problem(problem)
         i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
         a3, b3, c3 = _as3d(a), _as3d(b), _as3d(out)
-        need_a, need_b = self._needs(a3, p.lda, i), self._needs(b3, p.ldb, i)
-        need_c = self._needs(c3, p.ldc, o)
-        copy = self._aligned_copy
+        need_a, need_b = repack.needs_copy(a3, p.lda, i), repack.needs_copy(b3, p.ldb, i)
+        need_c = repack.needs_copy(c3, p.ldc, o)
+        copy = repack.aligned_copy
         # stand-ins laid out like the workspace, for the inner launch's descriptors only
         inner = TmaSolver.bind(self, q, config,
                                copy(a3, p.a_row_major, q.lda, False) if need_a else a3,
