@@ -1,23 +1,20 @@
-"""Could one Triton kernel make `gemm.cublas_repack`'s copies faster than torch's? (GPU)
+"""How fast are `gemm.cublas_repack`'s copies, by tile, against torch's? (GPU)
 
 Why: the family's copies (an operand into padded, 16-byte-aligned workspace with zeros around
-it; C's padded workspace back into C) cost 10-40 us on large problems, ~1.8 TB/s effective on
-1169 x 7168 x 5120 cc (session 31): torch runs them as a strided `copy_` plus `zero_` calls in
-its non-vectorised elementwise kernel. This times, per copy, the family's own
-(`solvers.repack.padded_copy` and the crop) against one Triton kernel that loads a tile masked
-by the source's extents (zeros outside) and stores it masked by the destination's, so one
-launch pads or crops. Both are checked equal first; times in interleaved rounds (L2 flushed),
-with the bytes moved per microsecond. A probe, not a family: nothing here is used by tilepick.
+it; C's padded workspace back into C) cost 10-40 us on large problems with torch's strided
+`copy_` plus `zero_` calls (its non-vectorised elementwise kernel, ~1.8 TB/s effective on 1169 x
+7168 x 5120 cc, session 31). Session 31 probed one Triton kernel that loads a tile masked by the
+source's extents (zeros outside) and stores it masked by the destination's (1.1-1.7x torch's);
+session 32 made it the family's copy (`kernels.pad_copy`). This times, per copy, torch's copies,
+`pad_copy` with its default tile (`pad_copy.tile`) and with each of ``--tiles``, all checked
+equal first, in interleaved rounds (L2 flushed), with the bytes moved per microsecond.
 
-    PYTHONPATH=src python3 benchmarks/pad_copy_probe.py --out FILE.json
+    PYTHONPATH=src python3 benchmarks/pad_copy_probe.py --out FILE.json [--tiles 16x256x4 ...]
     TRITON_INTERPRET=1 PYTHONPATH=src python3 benchmarks/pad_copy_probe.py --out F --device cpu
 """
 
 import argparse
 import json
-
-import triton
-import triton.language as tl
 
 # (name, rows, cols, ld of the source, padded rows, padded cols): the source is a (rows, cols)
 # view with leading dimension ld, contiguous along cols (a column-major operand is passed
@@ -25,35 +22,21 @@ import triton.language as tl
 CASES = [("A of cc 1169x7168x5120 (K x M)", 5120, 1169, 1169, 5120, 1176),
          ("A of cc 631x5120x13824", 13824, 631, 631, 13824, 632),
          ("B of rr 1000x4096x4097 (K x N)", 4097, 4096, 4096, 4104, 4096),
+         ("A of rr 1000x4096x4097 (M x K)", 1000, 4097, 4097, 1000, 4104),
          ("B of cr 3x11329x6029 (K x N)", 6029, 11329, 11329, 6029, 11336),
-         ("C crop of cc 1169x7168x5120", 1176, 7168, 7168, 1169, 7168)]
+         ("A of cc 7x8192x8192 (K x M)", 8192, 7, 7, 8192, 8),
+         ("B of rr 511x512x513 (K x N)", 513, 512, 512, 520, 512),
+         ("C crop of cc 1169x7168x5120", 1176, 7168, 7168, 1169, 7168),
+         ("C crop of cr 3x11329x6029", 3, 11336, 11336, 3, 11329)]
 # the same kinds of copy, small enough for Triton's interpreter (--device cpu)
 SMALL = [("A, odd M", 40, 17, 17, 40, 24), ("B, odd K", 33, 48, 48, 40, 48),
          ("B, odd N", 24, 45, 45, 24, 48), ("C crop", 24, 48, 48, 17, 45)]
-
-
-@triton.jit
-def pad_copy_kernel(src, dst, rows, cols, s_r, d_rows, d_cols, d_r,
-                    BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-    pid_r = tl.program_id(0)
-    pid_c = tl.program_id(1)
-    r = pid_r * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]
-    c = pid_c * BLOCK_C + tl.arange(0, BLOCK_C)[None, :]
-    x = tl.load(src + r.to(tl.int64) * s_r + c, mask=(r < rows) & (c < cols), other=0.0)
-    tl.store(dst + r.to(tl.int64) * d_r + c, x, mask=(r < d_rows) & (c < d_cols))
-
-
-def triton_copy(src, dst, block_r=16, block_c=256, warps=4):
-    """dst[:rows', :cols'] = src padded with zeros / cropped (2-D, unit column stride)."""
-    rows_d, cols_d = dst.shape
-    grid = (triton.cdiv(rows_d, block_r), triton.cdiv(cols_d, block_c))
-    pad_copy_kernel[grid](src, dst, src.shape[0], src.shape[1], src.stride(0), rows_d, cols_d,
-                          dst.stride(0), BLOCK_R=block_r, BLOCK_C=block_c, num_warps=warps)
-    return dst
+TILES = ["8x256x4", "16x256x4", "32x256x4", "32x256x8", "16x512x4", "16x512x8", "8x1024x4",
+         "8x1024x8", "64x128x4", "4x1024x4"]
 
 
 def torch_copy(src, dst):
-    """The family's copies (solvers.repack.padded_copy; a crop as its C copy-back does)."""
+    """torch's copies (what the family ran in session 31: a strided copy_ and zero_ calls)."""
     r, c = src.shape
     rd, cd = dst.shape
     if rd >= r and cd >= c:
@@ -65,32 +48,37 @@ def torch_copy(src, dst):
     return dst
 
 
-def probe(case, device, rounds) -> dict:
+def probe(case, device, rounds, tiles) -> dict:
     import torch
 
     from tilepick.bench.timing import interleaved
+    from tilepick.kernels.pad_copy import pad_copy, tile
 
     name, rows, cols, ld, rows_d, cols_d = case
     store = torch.randn(rows, ld, device=device).to(torch.bfloat16)
     src = store[:, :cols] if ld != cols else store
+    blocks = {"default " + "x".join(map(str, tile(rows_d, cols_d))): None}
+    blocks.update({t: tuple(int(v) for v in t.split("x")) for t in tiles})
     outs = {k: torch.empty(rows_d, cols_d, device=device, dtype=torch.bfloat16)
-            for k in ("torch", "triton")}
-    torch_copy(src, outs["torch"])
-    triton_copy(src, outs["triton"])
-    same = bool(torch.equal(outs["torch"], outs["triton"]))
+            for k in ["torch", *blocks]}
+    fns = {"torch": lambda: torch_copy(src, outs["torch"])}
+    for k, blk in blocks.items():
+        fns[k] = (lambda k=k, blk=blk: pad_copy(src[None], outs[k][None], blk))
+    for f in fns.values():
+        f()
+    equal = {k: bool(torch.equal(outs["torch"], outs[k])) for k in blocks}
     moved = (min(rows, rows_d) * min(cols, cols_d) * 2 * 2
              + (rows_d * cols_d - min(rows, rows_d) * min(cols, cols_d)) * 2)
     if device == "cpu":
-        return {"case": name, "equal": same}
-    timed = interleaved({"torch": lambda: torch_copy(src, outs["torch"]),
-                         "triton": lambda: triton_copy(src, outs["triton"])},
-                        rounds=rounds, max_ms=30.0)
-    row = {"case": name, "equal": same, "bytes": moved,
-           **{k: {"us": r.ms * 1e3, "spread": r.spread, "tb_s": moved / (r.ms * 1e9)}
-              for k, r in timed.items()}}
-    print(name, "equal" if same else "DIFFERENT",
-          "  ".join(f"{k} {v['us']:.1f} us {v['tb_s']:.2f} TB/s" for k, v in row.items()
-                    if isinstance(v, dict)), flush=True)
+        return {"case": name, "equal": all(equal.values())}
+    timed = interleaved(fns, rounds=rounds, max_ms=30.0)
+    row = {"case": name, "equal": all(equal.values()), "bytes": moved,
+           "times": {k: {"us": r.ms * 1e3, "spread": r.spread, "tb_s": moved / (r.ms * 1e9)}
+                     for k, r in timed.items()}}
+    best = min(row["times"], key=lambda k: row["times"][k]["us"])
+    print(f"{name}: torch {row['times']['torch']['us']:.1f} us; "
+          + "; ".join(f"{k} {v['us']:.1f}" for k, v in row["times"].items() if k != "torch")
+          + f"; best {best}" + ("" if row["equal"] else " DIFFERENT"), flush=True)
     return row
 
 
@@ -98,13 +86,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--tiles", nargs="*", default=TILES, help="BLOCK_RxBLOCK_CxWARPS")
     ap.add_argument("--device", default="cuda",
                     help="cpu: small copies, equality only (set TRITON_INTERPRET=1)")
     args = ap.parse_args()
     from tilepick.provenance import collect
 
     cases = SMALL if args.device == "cpu" else CASES
-    rows = [probe(c, args.device, args.rounds) for c in cases]
+    rows = [probe(c, args.device, args.rounds, args.tiles) for c in cases]
     with open(args.out, "w") as f:
         json.dump({"provenance": collect(), "args": vars(args), "cases": rows}, f, indent=1)
     if not all(r["equal"] for r in rows):

@@ -656,6 +656,52 @@ def test_tma_repack_misaligned_batch_stride():
     assert rel_error(out, a.double() @ b.double()) <= tolerance(p)
 
 
+@pytest.mark.parametrize("rows,cols,rows_d,cols_d", [
+    (17, 40, 24, 40),    # pad rows (an odd M of a column-major A, as (K, M) transposed)
+    (33, 48, 40, 48),    # pad rows by 7
+    (24, 45, 24, 48),    # pad columns
+    (5, 3, 8, 16),       # pad both, destination wider than the source
+    (24, 48, 17, 45),    # crop both (C's workspace back into C)
+    (300, 7, 300, 8),    # narrow: tiles of many rows
+])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_pad_copy_pads_with_zeros_and_crops(rows, cols, rows_d, cols_d, transposed):
+    """kernels.pad_copy (gemm.cublas_repack's copies): the source in the top-left corner, zeros
+    around it, nothing written outside the destination's extents; any strides (a source with a
+    leading dimension past its extent, batches, a column-major pair)."""
+    from tilepick.kernels.pad_copy import pad_copy
+
+    batch = 2
+    if transposed:
+        src = torch.randn(batch, cols + 2, rows + 3)[:, :cols, :rows].transpose(1, 2)
+        store = torch.full((batch, cols_d, rows_d + 5), float("nan"))
+        dst = store[:, :, :rows_d].transpose(1, 2)
+    else:
+        src = torch.randn(batch, rows, cols + 3)[:, :, :cols]
+        store = torch.full((batch, rows_d, cols_d + 5), float("nan"))
+        dst = store[..., :cols_d]
+    src, store = src.to(torch.bfloat16), store.to(torch.bfloat16)
+    dst = (store[:, :, :rows_d].transpose(1, 2) if transposed else store[..., :cols_d])
+    expected = torch.zeros(batch, rows_d, cols_d, dtype=torch.bfloat16)
+    r, c = min(rows, rows_d), min(cols, cols_d)
+    expected[:, :r, :c] = src[:, :r, :c]
+    assert pad_copy(src, dst) is dst
+    assert torch.equal(dst, expected)
+    # the store's columns past the destination's extent are untouched
+    spare = store[:, :, rows_d:] if transposed else store[..., cols_d:]
+    assert bool(torch.isnan(spare.float()).all())
+
+
+def test_pad_copy_refuses_mismatched_tensors():
+    from tilepick.kernels.pad_copy import pad_copy
+
+    a = torch.zeros(2, 4, 4)
+    with pytest.raises(ValueError, match=r"one batch, got \(2, 4, 4\) and \(3, 4, 4\)"):
+        pad_copy(a, torch.zeros(3, 4, 4))
+    with pytest.raises(ValueError, match="one dtype and device"):
+        pad_copy(a, torch.zeros(2, 4, 4, dtype=torch.bfloat16))
+
+
 # -- refusals --------------------------------------------------------------------------------
 
 

@@ -80,13 +80,21 @@ class CublasRepackSolver(CublasSolver):
     # How the copies are made. The perf-db's source key hashes :meth:`host_plan` (with this)
     # on fixed probes (``solvers.fingerprint``): change it with the copies, so that winners
     # measured with the old copies are not served as if they were today's.
-    COPIES = "torch: copy_ into empty padded workspace, zero_ the padding, copy_ C back"
+    COPIES = ("triton: kernels.pad_copy into empty padded workspace (zeros in one launch), "
+              "C cropped back by it")
 
     def host_plan(self, problem: GemmProblem) -> tuple:
         """What a launch does besides cuBLAS's own kernel choice: the padded problem, which
         operands it copies and how."""
-        q = repack.padded_problem(problem)
-        return q.key(), repack.padded_copies(problem, q), self.COPIES
+        from tilepick.kernels.pad_copy import tile
+
+        p, q = problem, repack.padded_problem(problem)
+        copy_a, copy_b, copy_c = repack.padded_copies(p, q)
+        # each copy's tile, by its destination's extents (contiguous dimension last)
+        tiles = (copy_a and tile(*((q.m, q.k) if p.a_row_major else (q.k, q.m))),
+                 copy_b and tile(*((q.k, q.n) if p.b_row_major else (q.n, q.k))),
+                 copy_c and tile(p.m, p.n))
+        return q.key(), (copy_a, copy_b, copy_c), self.COPIES, tiles
 
     def workspace(self, problem, config) -> int:
         return repack.padded_workspace(problem)
@@ -114,6 +122,6 @@ class CublasRepackSolver(CublasSolver):
             else:
                 cublas(self, q, config, a3, b3, work)
             if copy_c:
-                c3.copy_(work[:, :p.m, :p.n])
+                repack.pad_into(work, c3)
             return out
         return run

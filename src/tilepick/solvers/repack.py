@@ -120,15 +120,28 @@ def padded_copy(t, rows: int, cols: int, row_major: bool, copy: bool):
     workspace)."""
     import torch
 
-    b, r, c = t.shape
+    b = t.shape[0]
     if row_major:
         view = torch.empty((b, rows, cols), dtype=t.dtype, device=t.device)
     else:
         view = torch.empty((b, cols, rows), dtype=t.dtype, device=t.device).transpose(1, 2)
-    if copy:
-        view[:, :r, :c].copy_(t)
-        if rows > r:   # on the launch path: no views or calls for padding that is not there
-            view[:, r:, :].zero_()
-        if cols > c:
-            view[:, :r, c:].zero_()
-    return view
+    return pad_into(t, view) if copy else view
+
+
+def pad_into(src, dst):
+    """``dst`` = ``src`` zero-padded or cropped to ``dst``'s extents, (batch, rows, cols) both:
+    one Triton launch (``kernels.pad_copy``) on the GPU or under Triton's interpreter; torch's
+    copies on a CPU without it (the dispatcher's CPU stand-in)."""
+    from tilepick.runtime import interpreting
+
+    if dst.is_cuda or interpreting():
+        from tilepick.kernels.pad_copy import pad_copy
+
+        return pad_copy(src, dst)
+    r, c = min(src.shape[1], dst.shape[1]), min(src.shape[2], dst.shape[2])
+    dst[:, :r, :c].copy_(src[:, :r, :c])
+    if dst.shape[1] > r:
+        dst[:, r:, :].zero_()
+    if dst.shape[2] > c:
+        dst[:, :r, c:].zero_()
+    return dst
