@@ -365,6 +365,32 @@ def test_compact_merges_dedupes_and_sorts(tmp_path):
     pd.testing.assert_frame_equal(io.read_frame(again), df)
 
 
+def test_drop_family_rewrites_files_and_deletes_emptied_ones(tmp_path):
+    """`tilepick data drop`: a family whose launch changed loses its rows; every other row,
+    column and file stays as stored."""
+    from typer.testing import CliRunner
+
+    from tilepick.cli import app
+
+    mixed = io.write_part(tmp_path, [full_row(P1, PTR), full_row(P1, CUBLAS),
+                                     sparse_row(P2, SPLITK), full_row(P3, CUBLAS)])
+    only = io.write_part(tmp_path, [full_row(P2, CUBLAS)])
+    other = io.write_part(tmp_path, [full_row(P3, PTR)])
+    before_other = other.read_bytes()
+    dropped = io.drop_family(tmp_path, "gemm.cublas")
+    assert dropped == {str(mixed): 2, str(only): 1}
+    assert not only.exists() and other.read_bytes() == before_other
+    df = io.read_frame(tmp_path)
+    assert sorted(zip(df.problem_key, df.config_id)) == sorted(
+        [(P1.key(), PTR.id), (P2.key(), SPLITK.id), (P3.key(), PTR.id)])
+    assert pq.read_schema(mixed).names == pq.read_schema(other).names   # stored columns only
+    assert io.drop_family(tmp_path, "gemm.cublas") == {}
+    res = CliRunner().invoke(app, ["data", "drop", str(tmp_path), "--family", "gemm.ptr"])
+    assert res.exit_code == 0 and "2 rows of gemm.ptr dropped" in res.output
+    res = CliRunner().invoke(app, ["data", "drop", str(tmp_path), "--family", "gemm.nope"])
+    assert res.exit_code != 0 and "unknown family 'gemm.nope'" in res.output
+
+
 def test_compact_empty_folder(tmp_path):
     (tmp_path / "parts").mkdir()
     dest = tmp_path / "all.parquet"

@@ -309,6 +309,28 @@ def data_compact(src: str = typer.Argument(..., help="folder of parts"),
     typer.echo(f"{n} rows -> {dest}")
 
 
+@data_app.command("drop")
+def data_drop(paths: list[str] = typer.Argument(..., help="dataset folders or parquet files"),
+              family: str = typer.Option(..., "--family", help="the family whose rows go")):
+    """Remove one family's rows from datasets (files rewritten; emptied ones deleted), before
+    re-measuring a family whose launch changed: its old rows describe a kernel that no longer
+    runs (git history keeps them)."""
+    from pathlib import Path
+
+    from tilepick import config as cfg
+    from tilepick.data import io
+
+    if family not in cfg.FAMILIES:
+        raise typer.BadParameter(f"unknown family {family!r} (known: {', '.join(cfg.FAMILIES)})",
+                                 param_hint="--family")
+    total = 0
+    for path in paths:
+        for f, n in io.drop_family(path, family).items():
+            typer.echo(f"{f}: {n} rows dropped" + ("" if Path(f).exists() else " (file deleted)"))
+            total += n
+    typer.echo(f"{total} rows of {family} dropped")
+
+
 @data_app.command("summary")
 def data_summary(path: str = typer.Argument(..., help="a parquet file or folder")):
     """Rows, problems, configs per problem, invalid rows by reason, GPUs, and per family how

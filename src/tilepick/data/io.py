@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tilepick.data.schema import SCHEMA, STORED_NAMES, STORED_SCHEMA, stored, to_table, validate
@@ -94,6 +95,32 @@ def compact(src: str | os.PathLike, dest: str | os.PathLike) -> int:
     pq.write_table(table, tmp, compression=COMPRESSION, compression_level=9)
     os.replace(tmp, dest)
     return table.num_rows
+
+
+def drop_family(path: str | os.PathLike, family: str) -> dict[str, int]:
+    """Remove ``family``'s rows from every parquet file under ``path``, rewriting each file
+    that held some (a file left empty is deleted); returns {file: rows dropped}.
+
+    Why: when a family's launch changes its speed (session 32: ``gemm.cublas_repack``'s copies
+    became one Triton launch), its earlier rows describe a kernel that no longer runs and are
+    replaced by a re-measurement; git history keeps them. Rows of every other family, pass
+    rows included, are left as they were."""
+    dropped: dict[str, int] = {}
+    for f in list(dict.fromkeys(part_files(path))):
+        table = pq.read_table(f)   # rewritten as stored (validate adds derived columns)
+        validate(table)
+        keep = pc.invert(pc.equal(table.column("family"), family))
+        n = table.num_rows - pc.sum(keep.cast(pa.int64())).as_py()
+        if n == 0:
+            continue
+        dropped[str(f)] = n
+        if n == table.num_rows:
+            os.remove(f)
+            continue
+        tmp = Path(str(f) + ".tmp")
+        pq.write_table(table.filter(keep), tmp, compression=COMPRESSION, compression_level=9)
+        os.replace(tmp, f)
+    return dropped
 
 
 def write_json(path: str | os.PathLike | None, obj) -> None:
