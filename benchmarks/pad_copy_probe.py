@@ -35,24 +35,12 @@ TILES = ["8x256x4", "16x256x4", "32x256x4", "32x256x8", "16x512x4", "16x512x8", 
          "8x1024x8", "64x128x4", "4x1024x4"]
 
 
-def torch_copy(src, dst):
-    """torch's copies (what the family ran in session 31: a strided copy_ and zero_ calls)."""
-    r, c = src.shape
-    rd, cd = dst.shape
-    if rd >= r and cd >= c:
-        dst[:r, :c].copy_(src)
-        dst[r:, :].zero_()
-        dst[:r, c:].zero_()
-    else:
-        dst.copy_(src[:rd, :cd])
-    return dst
-
-
 def probe(case, device, rounds, tiles) -> dict:
     import torch
 
     from tilepick.bench.timing import interleaved
     from tilepick.kernels.pad_copy import pad_copy, tile
+    from tilepick.solvers.repack import torch_pad_into
 
     name, rows, cols, ld, rows_d, cols_d = case
     store = torch.randn(rows, ld, device=device).to(torch.bfloat16)
@@ -61,7 +49,7 @@ def probe(case, device, rounds, tiles) -> dict:
     blocks.update({t: tuple(int(v) for v in t.split("x")) for t in tiles})
     outs = {k: torch.empty(rows_d, cols_d, device=device, dtype=torch.bfloat16)
             for k in ["torch", *blocks]}
-    fns = {"torch": lambda: torch_copy(src, outs["torch"])}
+    fns = {"torch": lambda: torch_pad_into(src[None], outs["torch"][None])}
     for k, blk in blocks.items():
         fns[k] = (lambda k=k, blk=blk: pad_copy(src[None], outs[k][None], blk))
     for f in fns.values():

@@ -389,6 +389,15 @@ def test_drop_family_rewrites_files_and_deletes_emptied_ones(tmp_path):
     assert res.exit_code == 0 and "2 rows of gemm.ptr dropped" in res.output
     res = CliRunner().invoke(app, ["data", "drop", str(tmp_path), "--family", "gemm.nope"])
     assert res.exit_code != 0 and "unknown family 'gemm.nope'" in res.output
+    notes = tmp_path / "PROVENANCE.md"
+    notes.write_text("# notes")
+    before = io.read_frame(tmp_path)
+    res = CliRunner().invoke(app, ["data", "drop", str(tmp_path), str(notes), "--family",
+                                   "gemm.splitk"])
+    assert res.exit_code != 0 and "not a dataset folder or a parquet file" in res.output
+    pd.testing.assert_frame_equal(io.read_frame(tmp_path), before)   # nothing rewritten
+    with pytest.raises(ValueError, match="missing: not a dataset folder"):
+        io.drop_family(tmp_path / "missing", "gemm.splitk")
 
 
 def test_compact_empty_folder(tmp_path):

@@ -687,6 +687,8 @@ def test_pad_copy_pads_with_zeros_and_crops(rows, cols, rows_d, cols_d, transpos
     expected[:, :r, :c] = src[:, :r, :c]
     assert pad_copy(src, dst) is dst
     assert torch.equal(dst, expected)
+    # torch's copies (the CPU stand-in without the interpreter) give the same tensor
+    assert torch.equal(repack_rules.torch_pad_into(src, torch.empty_like(expected)), expected)
     # the store's columns past the destination's extent are untouched
     spare = store[:, :, rows_d:] if transposed else store[..., cols_d:]
     assert bool(torch.isnan(spare.float()).all())

@@ -52,8 +52,9 @@ def main():
     for folder in args.folders:
         now = io.read_frame(folder)
         new = now[(now.family == FAMILY) & now.valid.fillna(False)]
-        old = old_rows(folder.rstrip("/"), args.old_commit)
-        old = old[old.valid.fillna(False) & ~old.sweep_id.str.startswith(RETIME_PREFIX)]
+        old_all = old_rows(folder.rstrip("/"), args.old_commit)
+        in_pass = old_all.sweep_id.str.startswith(RETIME_PREFIX)
+        old = old_all[old_all.valid.fillna(False) & ~in_pass]
         both = new.merge(old, on="problem_key", suffixes=("", "_old"))
         ratio = both.time_ms_old / both.time_ms
         line = {"folder": folder, "new_rows": len(new), "matched": len(both),
@@ -67,8 +68,7 @@ def main():
             other = df[df.family != FAMILY].groupby("problem_key").tflops.max()
             mine = df[df.family == FAMILY].set_index("problem_key").tflops
             close = set(mine.index[(mine / other.reindex(mine.index)) >= args.within])
-            old_all = old_rows(folder.rstrip("/"), args.old_commit)
-            lost = set(old_all.problem_key[old_all.sweep_id.str.startswith(RETIME_PREFIX)])
+            lost = set(old_all.problem_key[in_pass])
             keys = sorted(close | lost)
             first = df.drop_duplicates("problem_key").set_index("problem_key")
             name = Path(folder).name

@@ -323,6 +323,11 @@ def data_drop(paths: list[str] = typer.Argument(..., help="dataset folders or pa
     if family not in cfg.FAMILIES:
         raise typer.BadParameter(f"unknown family {family!r} (known: {', '.join(cfg.FAMILIES)})",
                                  param_hint="--family")
+    for path in paths:   # every path checked before any file is rewritten
+        try:
+            io.dataset_path(path)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="PATHS") from None
     total = 0
     for path in paths:
         for f, n in io.drop_family(path, family).items():

@@ -97,6 +97,15 @@ def compact(src: str | os.PathLike, dest: str | os.PathLike) -> int:
     return table.num_rows
 
 
+def dataset_path(path: str | os.PathLike) -> Path:
+    """``path`` if it is a dataset folder or a parquet file (ValueError otherwise): a command
+    that rewrites files checks every path it was given before it touches any."""
+    p = Path(path)
+    if not (p.is_dir() or (p.is_file() and p.suffix == ".parquet")):
+        raise ValueError(f"{path}: not a dataset folder or a parquet file")
+    return p
+
+
 def drop_family(path: str | os.PathLike, family: str) -> dict[str, int]:
     """Remove ``family``'s rows from every parquet file under ``path``, rewriting each file
     that held some (a file left empty is deleted); returns {file: rows dropped}.
@@ -106,7 +115,7 @@ def drop_family(path: str | os.PathLike, family: str) -> dict[str, int]:
     replaced by a re-measurement; git history keeps them. Rows of every other family, pass
     rows included, are left as they were."""
     dropped: dict[str, int] = {}
-    for f in list(dict.fromkeys(part_files(path))):
+    for f in part_files(dataset_path(path)):
         table = pq.read_table(f)   # rewritten as stored (validate adds derived columns)
         validate(table)
         keep = pc.invert(pc.equal(table.column("family"), family))

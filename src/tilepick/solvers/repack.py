@@ -138,6 +138,12 @@ def pad_into(src, dst):
         from tilepick.kernels.pad_copy import pad_copy
 
         return pad_copy(src, dst)
+    return torch_pad_into(src, dst)
+
+
+def torch_pad_into(src, dst):
+    """:func:`pad_into` as torch's copies: a strided ``copy_`` and a ``zero_`` per padded edge
+    (what the family ran until session 32; ``benchmarks/pad_copy_probe.py`` times it)."""
     r, c = min(src.shape[1], dst.shape[1]), min(src.shape[2], dst.shape[2])
     dst[:, :r, :c].copy_(src[:, :r, :c])
     if dst.shape[1] > r:
