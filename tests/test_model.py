@@ -237,6 +237,35 @@ def test_training_by_weight_folds_is_recorded_and_followed_by_evaluate(data_dir,
         TrainOptions(fold_grouping="token")
 
 
+def test_training_leaves_out_held_out_weights_unless_told(tmp_path):
+    from tilepick.bench.shapes import held_out_weights
+    from tilepick.model.evaluate import recipe_data, recipe_options
+
+    n, k = 8192, 8192
+    assert (n, k) in held_out_weights()   # a Qwen2.5-72B (and Llama-3-70B) projection
+    assert not {(sn, sk) for _, sn, sk in SHAPES} & held_out_weights()
+    data = tmp_path / "data"
+    io.write_part(data, synthetic_rows(SHAPES + [(8, n, k), (300, n, k)]))
+    frame, dropped = dataset.drop_held_out(dataset.load([data]).frame)
+    assert dropped == 2 and not ((frame["n"] == n) & (frame["k"] == k)).any()
+
+    out = tmp_path / "held"
+    train([data], "bf16", "h200", out, TrainOptions(folds=3, objective="lambdarank"))
+    params = json.loads((out / "manifest.json").read_text())["parameters"]
+    assert params["hold_out"] is True and params["held_out_problems"] == 2
+    assert json.loads((out / "manifest.json").read_text())["problems"] == len(SHAPES)
+    assert recipe_options(out).hold_out is True
+    assert recipe_data(out)[1].n_problems == len(SHAPES)
+
+    kept = tmp_path / "kept"
+    train([data], "bf16", "h200", kept,
+          TrainOptions(folds=3, objective="lambdarank", hold_out=False))
+    manifest = json.loads((kept / "manifest.json").read_text())
+    assert manifest["problems"] == len(SHAPES) + 2
+    assert manifest["parameters"]["held_out_problems"] == 0
+    assert recipe_options(kept).hold_out is False
+
+
 def test_seed_ensemble_ranker_is_the_mean_of_its_members(data_dir, tmp_path):
     from tilepick.model.evaluate import recipe_options
 

@@ -151,7 +151,11 @@ def register(app: typer.Typer) -> None:
                   "retimed", "--label-times", help="the times learned from: retimed (the "
                   "re-timing rounds' median where a config was re-timed) | screen (every "
                   "row's screening samples: one timing regime per problem) | aligned (retimed, with "
-                  "the rows a problem's latest re-timing pass left out scaled into its regime)")):
+                  "the rows a problem's latest re-timing pass left out scaled into its regime)"),
+              hold_out: bool = typer.Option(
+                  True, "--hold-out/--no-hold-out", help="leave out the problems on the "
+                  "validation sets' held-out weight shapes (Qwen2.5, Phi-3: "
+                  "tilepick.bench.shapes.held_out_weights); --no-hold-out for your own data")):
         """Train and compare objectives on grouped folds; write the best model."""
         from tilepick.model.artifacts import ModelError
         from tilepick.model.dataset import DataError
@@ -167,6 +171,7 @@ def register(app: typer.Typer) -> None:
                                 gate_splits=gate_splits, gate_pool=gate_pool,
                                 seed_ensemble=seed_ensemble,
                                 fold_grouping=fold_grouping, label_times=label_times,
+                                hold_out=hold_out,
                                 **({"catalog": catalog} if catalog else {}),
                                 **({"minority_layout_weight": minority_layout_weight}
                                    if minority_layout_weight is not None else {}),

@@ -43,6 +43,7 @@ from tilepick.problem import LAYOUTS, DType, GemmProblem, ProblemError
 
 __all__ = [
     "MAX_MATRIX_ELEMENTS", "MAX_PROBLEM_BYTES", "ModelConfig", "MODELS", "HOLDOUT_FAMILIES",
+    "held_out_weights",
     "Projection", "llm_projections", "token_counts", "within_caps", "llm", "square",
     "random_loguniform", "tall_skinny", "k_heavy", "edge_cases", "mixed",
     "training_and_validation", "train_extra", "train_narrow", "train_decode", "train_midm",
@@ -590,11 +591,19 @@ def training_and_validation(dtype="bf16", layout: str = "rr", seed: int = 0,
     return train, val
 
 
+def held_out_weights() -> frozenset[tuple[int, int]]:
+    """The weight shapes (N, K) of :data:`HOLDOUT_FAMILIES`: no training problem may have one,
+    at any M, dtype or layout (rule 1 of :func:`training_and_validation`). Training
+    (:func:`tilepick.model.train.train`) drops such problems from whatever folders it is
+    given, so a list drawn without this rule cannot leak them into a model."""
+    return frozenset((proj.n, proj.k) for name in _model_names(HOLDOUT_FAMILIES)
+                     for proj in llm_projections(name))
+
+
 def _training_only_exclusions(dtype, layout: str, seed: int) -> tuple[set, set]:
     """What a training-only set must avoid: the held-out families' weight shapes (N, K), and
     every (M, N, K) of the train and validation pools."""
-    held_nk = {(proj.n, proj.k) for name in _model_names(HOLDOUT_FAMILIES)
-               for proj in llm_projections(name)}
+    held_nk = set(held_out_weights())
     train, val = training_and_validation(dtype, layout, seed, None, None)
     return held_nk, {_mnk(p) for p in train} | {_mnk(p) for p in val}
 

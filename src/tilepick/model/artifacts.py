@@ -185,6 +185,8 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
                        "folds": opts.folds,
                        "fold_grouping": opts.fold_grouping,
                        "label_times": opts.label_times,
+                       "hold_out": opts.hold_out,
+                       "held_out_problems": ds.held_out_problems,
                        "seed": opts.seed, "cascade": opts.cascade.to_dict()},
         "trees": final.num_trees(),
         "warm_start": None, "train_seconds": round(train_s, 1),

@@ -223,6 +223,7 @@ class Dataset:
     hw: HardwareProfile
     files: list = field(default_factory=list)   # [{"path", "sha256", "bytes"}]
     dtype: str | None = None    # the dtype a model trained on it serves (None: the frame's)
+    held_out_problems: int = 0  # problems left out by load(hold_out=True)
 
     def __post_init__(self):
         f = self.frame
@@ -281,18 +282,36 @@ class Dataset:
         return self if self.served.all() else self.subset_problems(self.served)
 
 
-def build(frame: pd.DataFrame, hw: HardwareProfile, files=None, dtype: str | None = None
-          ) -> Dataset:
+def build(frame: pd.DataFrame, hw: HardwareProfile, files=None, dtype: str | None = None,
+          held_out_problems: int = 0) -> Dataset:
     """Features for a cleaned frame."""
     if frame.empty:
         raise DataError("no valid, timed rows to learn from")
-    return Dataset(frame, frame_matrix(frame, hw), hw, files or [], dtype)
+    return Dataset(frame, frame_matrix(frame, hw), hw, files or [], dtype, held_out_problems)
+
+
+def drop_held_out(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``frame`` without the problems on a held-out weight shape
+    (:func:`tilepick.bench.shapes.held_out_weights`), and how many problems that was.
+
+    Why at load time: the validation sets judge a model on weights it never saw at any M, and
+    a training list drawn by a script that forgot the rule (session 33 found 8 such problems in
+    `train_rr_decode/` and `train_mid_m/`) would otherwise leak them into the model."""
+    from tilepick.bench.shapes import held_out_weights
+
+    held = held_out_weights()
+    nk = pd.MultiIndex.from_arrays([frame["n"].to_numpy(), frame["k"].to_numpy()])
+    on_held = nk.isin(list(held)) if len(frame) else np.zeros(0, dtype=bool)
+    dropped = int(frame.loc[on_held, "problem_key"].nunique())
+    return frame.loc[~on_held].reset_index(drop=True), dropped
 
 
 def load(paths, dtype: str = "bf16", arch: str = "h200", pool=(),
-         within_pass: bool = False, label_times: str = "retimed") -> Dataset:
+         within_pass: bool = False, label_times: str = "retimed",
+         hold_out: bool = False) -> Dataset:
     """Read, clean and featurise every parquet file under ``paths`` for one dtype and GPU
-    (``within_pass``, ``label_times``: see :func:`clean`).
+    (``within_pass``, ``label_times``: see :func:`clean`; ``hold_out``: leave out the
+    problems on held-out weight shapes, :func:`drop_held_out`: training data only).
 
     ``pool``: further dtypes whose rows are learned from too (bf16 and fp16 run the same
     tensor-core rate on Hopper, so their rankings share most of their structure; dtype is a
@@ -306,6 +325,9 @@ def load(paths, dtype: str = "bf16", arch: str = "h200", pool=(),
                         for d, g in zip(raw["dtype"], raw["gpu_name"].fillna(""))})
         raise DataError(f"no valid {dtype} rows measured on {arch} in "
                         f"{[str(p) for p in paths]} (found dtype/arch pairs: {found[:6]})")
+    dropped = 0
+    if hold_out:
+        frame, dropped = drop_held_out(frame)
     meta = [{"path": str(f), "sha256": sha256_file(f), "bytes": os.path.getsize(f)}
             for f in data_files(paths)]
-    return build(frame, profile(arch), meta, dtype)
+    return build(frame, profile(arch), meta, dtype, dropped)

@@ -93,6 +93,8 @@ def recipe_options(model_dir) -> TrainOptions:
                         gate_splits=int(params.get("gate_splits", 1)),
                         gate_pool=bool(params.get("gate_pool", False)),
                         seed_ensemble=int(params.get("seed_ensemble", 1)),
+                        # manifests from before the option trained on every problem given
+                        hold_out=bool(params.get("hold_out", False)),
                         pool=tuple(manifest.get("pooled_dtypes", ())))
 
 
@@ -105,7 +107,7 @@ def recipe_data(model_dir) -> tuple[TrainOptions, Dataset, bool]:
     gated = read_json(model_dir / "predictor.json").get("ensemble", {}).get("gate_column")
     opts = recipe_options(model_dir)
     ds = load([d["path"] for d in manifest["data"]], manifest["dtype"], manifest["arch"],
-              opts.pool, label_times=opts.label_times)
+              opts.pool, label_times=opts.label_times, hold_out=opts.hold_out)
     return opts, ds, gated is not None
 
 
@@ -125,7 +127,7 @@ def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     obj = OBJECTIVES[opts.objective]
     want_pool = list(opts.pool)
     pooled = load(data_paths, meta["dtype"], meta["arch"], want_pool,
-                  label_times=opts.label_times)
+                  label_times=opts.label_times, hold_out=opts.hold_out)
     missing = sorted(set(want_pool) - set(pooled.pooled_dtypes))
     if missing:   # the recipe includes those rows: without them this is another recipe
         raise DataError(f"{model_dir.name} was trained with {missing} rows pooled in; give "

@@ -85,6 +85,9 @@ class TrainOptions:
     # parameters (booster.average): LightGBM's own seed (bagging, feature fraction) moved the
     # rr validation mean by 0.35 point on the same data (BENCHMARKS, "Session 18")
     seed_ensemble: int = 1
+    # leave out the training problems on the validation's held-out weight shapes
+    # (dataset.drop_held_out); off for a user's own data, where those weights are wanted
+    hold_out: bool = True
 
     def __post_init__(self):
         if self.catalog not in artifacts.CATALOGS:
@@ -382,7 +385,11 @@ def train(paths, dtype: str, arch: str, out, opts: TrainOptions | None = None,
         raise artifacts.ModelError(
             f"--warm-start continues the {previous.objective} model in {out}; "
             f"it cannot switch to --objective {opts.objective}")
-    ds = load(paths, dtype, arch, opts.pool, label_times=opts.label_times)
+    ds = load(paths, dtype, arch, opts.pool, label_times=opts.label_times,
+              hold_out=opts.hold_out)
+    if ds.held_out_problems:
+        log(f"left out {ds.held_out_problems} problems on held-out weight shapes "
+            "(--no-hold-out keeps them)")
     log(f"data: {len(ds)} rows, {ds.n_problems} problems ({int(ds.served.sum())} {dtype}"
         + "".join(f", {int(((ds.frame['dtype'] == d).to_numpy()[ds.starts]).sum())} {d}"
                   for d in ds.pooled_dtypes) + f") from {len(ds.files)} files")
