@@ -90,10 +90,11 @@ class CublasRepackSolver(CublasSolver):
 
         p, q = problem, repack.padded_problem(problem)
         copy_a, copy_b, copy_c = repack.padded_copies(p, q)
-        # each copy's tile, by its destination's extents (contiguous dimension last)
-        tiles = (copy_a and tile(*((q.m, q.k) if p.a_row_major else (q.k, q.m))),
-                 copy_b and tile(*((q.k, q.n) if p.b_row_major else (q.n, q.k))),
-                 copy_c and tile(p.m, p.n))
+        # each copy's tile, by its destination's extents in memory order (C is copied back
+        # into the caller's row-major output)
+        tiles = (copy_a and tile(*repack.packed_extents(q.m, q.k, p.a_row_major)),
+                 copy_b and tile(*repack.packed_extents(q.k, q.n, p.b_row_major)),
+                 copy_c and tile(*repack.packed_extents(p.m, p.n, True)))
         return q.key(), (copy_a, copy_b, copy_c), self.COPIES, tiles
 
     def workspace(self, problem, config) -> int:

@@ -114,17 +114,22 @@ def padded_workspace(p: GemmProblem) -> int:
     return q.batch * (copy_a * q.m * q.k * i + copy_b * q.k * q.n * i + copy_c * q.m * q.n * o)
 
 
+def packed_extents(rows: int, cols: int, row_major: bool) -> tuple[int, int]:
+    """A padded copy's extents in memory order (its contiguous dimension last): what
+    :func:`padded_copy` allocates, and what ``kernels.pad_copy`` tiles (the cuBLAS repack
+    solver's ``host_plan`` names each copy's tile by them)."""
+    return (rows, cols) if row_major else (cols, rows)
+
+
 def padded_copy(t, rows: int, cols: int, row_major: bool, copy: bool):
     """A packed (batch, rows, cols) tensor of ``t``'s major order holding ``t`` in its top-left
     corner and zeros around it (when ``copy``; otherwise uninitialised, as an output's
     workspace)."""
     import torch
 
-    b = t.shape[0]
-    if row_major:
-        view = torch.empty((b, rows, cols), dtype=t.dtype, device=t.device)
-    else:
-        view = torch.empty((b, cols, rows), dtype=t.dtype, device=t.device).transpose(1, 2)
+    stored = torch.empty((t.shape[0], *packed_extents(rows, cols, row_major)), dtype=t.dtype,
+                         device=t.device)
+    view = stored if row_major else stored.transpose(1, 2)
     return pad_into(t, view) if copy else view
 
 
