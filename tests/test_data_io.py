@@ -364,6 +364,13 @@ def test_compact_merges_dedupes_and_sorts(tmp_path):
     assert io.compact(dest, again) == 6
     pd.testing.assert_frame_equal(io.read_frame(again), df)
 
+    # an existing file is never overwritten by accident
+    before = again.read_bytes()
+    with pytest.raises(FileExistsError, match="again.parquet exists"):
+        io.compact(src, again)
+    assert again.read_bytes() == before
+    assert io.compact(src, again, overwrite=True) == 6
+
 
 def test_drop_family_rewrites_files_and_deletes_emptied_ones(tmp_path):
     """`tilepick data drop`: a family whose launch changed loses its rows; every other row,

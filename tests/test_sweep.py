@@ -464,6 +464,10 @@ def test_cli_sweep_summary_compact(tmp_path):
     assert res.stdout.strip() == f"4 rows -> {dest}"
     compacted = io.read_frame(dest)
     assert len(compacted) == 4 and set(compacted.problem_key) == {key}
+    res = runner.invoke(app, ["data", "compact", str(out), str(dest)])
+    assert res.exit_code == 2 and "exists" in res.output   # a committed chunk is safe
+    res = runner.invoke(app, ["data", "compact", str(out), str(dest), "--force"])
+    assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["data", "summary", str(dest)])
     assert res.exit_code == 0 and json.loads(res.stdout)["rows"] == 4
 

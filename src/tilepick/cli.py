@@ -301,11 +301,17 @@ app.add_typer(data_app, name="data")
 
 @data_app.command("compact")
 def data_compact(src: str = typer.Argument(..., help="folder of parts"),
-                 dest: str = typer.Argument(..., help="output parquet file")):
+                 dest: str = typer.Argument(..., help="output parquet file (a new one)"),
+                 force: bool = typer.Option(False, "--force", help="overwrite DEST if it "
+                                            "exists")):
     """Merge a sweep's parts into one compressed parquet file."""
     from tilepick.data import io
 
-    n = io.compact(src, dest)
+    try:
+        n = io.compact(src, dest, overwrite=force)
+    except FileExistsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
     typer.echo(f"{n} rows -> {dest}")
 
 

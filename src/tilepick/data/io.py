@@ -83,9 +83,14 @@ def measured_configs(path: str | os.PathLike) -> dict[str, set[str]]:
     return out
 
 
-def compact(src: str | os.PathLike, dest: str | os.PathLike) -> int:
+def compact(src: str | os.PathLike, dest: str | os.PathLike, overwrite: bool = False) -> int:
     """Merge every part under ``src`` into one compressed file, dropping duplicate
-    (problem, config, sweep) rows; returns the row count."""
+    (problem, config, sweep) rows; returns the row count. An existing ``dest`` is refused
+    unless ``overwrite``: dataset chunks are numbered by hand, and session 33 overwrote a
+    committed pass's file by reusing its number."""
+    if Path(dest).exists() and not overwrite:
+        raise FileExistsError(f"{dest} exists: compact into a new file (or overwrite=True, "
+                              f"--force on the command line)")
     df = read_frame(src)
     df = df.drop_duplicates(subset=["problem_key", "config_id", "sweep_id"], keep="last")
     df = df.sort_values(["problem_key", "config_id"]).reset_index(drop=True)
