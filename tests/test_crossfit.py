@@ -80,3 +80,15 @@ def test_a_frame_without_the_column_gives_nothing():
                          sizes=np.array([2]), n_problems=1)
     cf = metrics.crossfit(ds, np.array([1.0, 0.0]), ks=(1,))
     assert cf["crossfit_top1"].isna().all()
+
+
+def test_noise_ceiling_is_one_for_a_clear_winner_and_below_for_a_tie():
+    clear = [[1.0, 1.1, 0.9, 1.0, 1.05], [2.0, 2.1, 1.9, 2.0, 2.2]]      # never overtaken
+    tie = [[0.97, 1.00, 1.03, 0.98, 1.02], [1.01, 0.99, 1.02, 1.04, 1.00]]
+    alone = [[1.0, 1.2, 0.8]]
+    ds = _ds([clear, tie, alone, [None, [1.0, 1.0, 1.0]]])
+    c = metrics.noise_ceiling(ds, draws=500, seed=1)
+    assert c[0] == pytest.approx(1.0) and c[2] == pytest.approx(1.0)
+    assert 0.97 < c[1] < 1.0          # the true best loses to its twin's lucky draws
+    assert np.isnan(c[3])              # a row without rounds: no pass to resample
+    assert np.array_equal(c, metrics.noise_ceiling(ds, draws=500, seed=1), equal_nan=True)

@@ -424,7 +424,8 @@ def test_validate_scores_passes_with_rounds_cross_fitted(model_dir, tmp_path):
     rows = synthetic_rows(held_out, seed=5)
     d0 = tmp_path / "plain"
     io.write_part(d0, rows)
-    assert validate(model_dir, [d0])["crossfit"] is None
+    plain = validate(model_dir, [d0])
+    assert plain["crossfit"] is None and plain["noise_ceiling"] is None
     rng = np.random.default_rng(0)
     for r in rows:
         r["round_ms"] = list(r["time_ms"] * (1 + 0.02 * rng.standard_normal(5)))
@@ -439,6 +440,9 @@ def test_validate_scores_passes_with_rounds_cross_fitted(model_dir, tmp_path):
         rep["methods"]["model top-1"]["mean"])
     assert cf["methods"]["cuBLAS alone"]["crossfit"]["problems"] == 2
     assert "cross-fitted" in (tmp_path / "report" / "validation.md").read_text()
+    ceiling = rep["noise_ceiling"]
+    assert ceiling["problems"] == 2 and 0 < ceiling["min"] <= ceiling["mean"] <= 1
+    assert "noise ceiling" in (tmp_path / "report" / "validation.md").read_text()
 
 
 def test_validate_reports_a_missing_nvmh_as_unavailable(model_dir, tmp_path, monkeypatch):

@@ -218,3 +218,33 @@ def crossfit(ds, scores: np.ndarray, ks=(1, 2, 4, 8), fixed: dict | None = None)
             if v:
                 cols[c][i] = float(np.median(v))
     return pd.DataFrame({"problem": np.arange(ds.n_problems), **cols})
+
+
+#: bootstrap draws of :func:`noise_ceiling`
+CEILING_DRAWS = 200
+
+
+def noise_ceiling(ds, draws: int = CEILING_DRAWS, seed: int = 0) -> np.ndarray:
+    """Per problem: the usual rule's efficiency (:func:`per_problem`) of a ranker that always
+    picks the config fastest in expectation, were the pass's rounds drawn again.
+
+    Why: targets are set in the usual rule, whose oracle is the best of a problem's re-timed
+    medians; with several near-tied contenders some other one's median often comes out faster,
+    so a perfect ranker scores under 100%, and how far under says how much of a model's loss
+    is the measurement's. Each contender's rounds are resampled with replacement (``draws``
+    times), the config with the best median over all its rounds is scored against the best of
+    the resampled medians, and the ratios are averaged. :func:`crossfit` asks the same
+    question the other way (it re-scores the model; this scores the measurement). NaN where a
+    problem lacks one pass's rounds for every contender."""
+    rng = np.random.default_rng(seed)
+    rounds = ds.frame["round_ms"].to_numpy() if "round_ms" in ds.frame else None
+    out = np.full(ds.n_problems, np.nan)
+    for i, (lo, size) in enumerate(zip(ds.starts, ds.sizes)):
+        t = None if rounds is None else round_matrix(rounds, lo, lo + size)
+        if t is None:
+            continue
+        star = int(np.argmin(np.median(t, axis=1)))
+        idx = rng.integers(0, t.shape[1], size=(draws, *t.shape))
+        med = np.median(np.take_along_axis(np.broadcast_to(t, idx.shape), idx, axis=2), axis=2)
+        out[i] = float(np.mean(med.min(axis=1) / med[:, star]))
+    return out

@@ -216,8 +216,20 @@ def write_validation_report(out: Path, report: dict, tables: dict) -> None:
     lines += _tie_lines(report["methods"]["model top-1"])
     lines += methods_lines(report["methods"], report.get("unavailable", {}))
     lines += crossfit_lines(report.get("crossfit"))
+    lines += ceiling_lines(report.get("noise_ceiling"))
     lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in files]
     write_page(out, "validation", lines)
+
+
+def ceiling_lines(c: dict | None) -> list[str]:
+    """What the usual rule gives a ranker that always picks the fastest config in expectation
+    (:func:`tilepick.model.metrics.noise_ceiling`): the measurement's share of the loss."""
+    if not c:
+        return []
+    return ["", "## The usual rule's noise ceiling", "",
+            f"On {c['problems']} problems with per-round times, a ranker that always picks the "
+            f"config fastest in expectation would score mean {_pct(c['mean'])}, P10 "
+            f"{_pct(c['p10'])}, min {_pct(c['min'])} under the usual rule ({c['rule']})."]
 
 
 def crossfit_lines(cf: dict | None) -> list[str]:

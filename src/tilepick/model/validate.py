@@ -76,6 +76,11 @@ CROSSFIT_RULE = ("per problem with round times, each round of its pass is scored
                  "the problem's efficiency is the median over rounds, and can exceed 100%")
 
 
+CEILING_RULE = (f"each contender's rounds resampled with replacement "
+                f"{metrics.CEILING_DRAWS} times; the config with the best median over all its "
+                "rounds scored against the best of the resampled medians")
+
+
 def crossfit_report(ds, scores: np.ndarray, table) -> dict | None:
     """The model's and cuBLAS's efficiency with the oracle chosen on other rounds than it is
     scored on (:func:`tilepick.model.metrics.crossfit`), beside the same problems' figures
@@ -130,6 +135,8 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
     extra, extra_effs = baselines.methods(ds, summary, table["efficiency"])
     methods.update(extra)
     crossfit = crossfit_report(ds, scores, table)
+    ceiling = metrics.noise_ceiling(ds)
+    have = np.isfinite(ceiling)
     worst = table.sort_values("efficiency").head(20)
     report = {
         "model": str(model_dir), "data": [str(p) for p in data_paths],
@@ -145,6 +152,8 @@ def validate(model_dir, data_paths, out_dir=None) -> dict:
         "model_top1_unmeasured_problems": firsts["unmeasured"],
         "methods": methods, "unavailable": baselines.unavailable(ds),
         "crossfit": crossfit,
+        "noise_ceiling": ({**metrics.summarize(ceiling[have]), "rule": CEILING_RULE}
+                          if have.any() else None),
         "model_top1_by_layout": methods["model top-1"]["by_layout"],   # kept for readers
         "worst": [{"problem": ds.problem_keys[p], "pick": ds.config_ids[r],
                    "efficiency": float(e)}
