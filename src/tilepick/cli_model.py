@@ -110,7 +110,11 @@ def register(app: typer.Typer) -> None:
                                       help="model directory, e.g. models/gemm_bf16_h200"),
               objective: str = typer.Option("auto", "--objective",
                                             help="auto | log1p | normalized | lambdarank"),
-              folds: int = typer.Option(5, "--folds"), seed: int = typer.Option(0, "--seed"),
+              folds: int = typer.Option(5, "--folds"),
+              seed: int = typer.Option(0, "--seed", help="the cross-validation folds' split, "
+                                       "hence the out-of-fold calibration and the vendor gate "
+                                       "(the ranker's own LightGBM seed is a parameter: "
+                                       "--seed-ensemble varies it)"),
               rounds: Optional[int] = typer.Option(None, "--rounds", help="boosting rounds"),
               catalog: Optional[str] = typer.Option(
                   None, "--catalog", help="what the model ranks: trained (the configs the data "
