@@ -53,9 +53,6 @@ def main():
     manifest = read_json(Path(args.model) / "manifest.json")
     dtype, arch = manifest["dtype"], manifest["arch"]
     opts = recipe_options(args.model)
-    params = manifest["parameters"]
-    opts.vendor_gate = params.get("vendor_gate", "auto")
-    opts.catalog_min_rel = manifest.get("catalog_min_rel", 0.8)
     files = [d["path"] for d in manifest["data"]]
     original = train_mod.load
     runs = []

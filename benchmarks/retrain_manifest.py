@@ -24,10 +24,7 @@ def main():
     ap.add_argument("--no-hold-out", action="store_true")
     args = ap.parse_args()
     manifest = read_json(Path(args.model) / "manifest.json")
-    params = manifest["parameters"]
-    opts = dataclasses.replace(recipe_options(args.model), hold_out=not args.no_hold_out,
-                               vendor_gate=params.get("vendor_gate", "auto"),
-                               catalog_min_rel=manifest.get("catalog_min_rel", 0.8))
+    opts = dataclasses.replace(recipe_options(args.model), hold_out=not args.no_hold_out)
     train([d["path"] for d in manifest["data"]], manifest["dtype"], manifest["arch"], args.out,
           opts, log=print)
 

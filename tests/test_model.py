@@ -259,11 +259,12 @@ def test_training_leaves_out_held_out_weights_unless_told(tmp_path):
 
     kept = tmp_path / "kept"
     train([data], "bf16", "h200", kept,
-          TrainOptions(folds=3, objective="lambdarank", hold_out=False))
+          TrainOptions(folds=3, objective="lambdarank", hold_out=False, vendor_gate="off"))
     manifest = json.loads((kept / "manifest.json").read_text())
     assert manifest["problems"] == len(SHAPES) + 2
     assert manifest["parameters"]["held_out_problems"] == 0
     assert recipe_options(kept).hold_out is False
+    assert recipe_options(kept).vendor_gate == "off"   # the manifest's options, all of them
 
 
 def test_seed_ensemble_ranker_is_the_mean_of_its_members(data_dir, tmp_path):

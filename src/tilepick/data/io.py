@@ -96,10 +96,15 @@ def compact(src: str | os.PathLike, dest: str | os.PathLike, overwrite: bool = F
     df = df.sort_values(["problem_key", "config_id"]).reset_index(drop=True)
     table = pa.Table.from_pandas(df[STORED_NAMES], schema=STORED_SCHEMA, preserve_index=False)
     Path(dest).parent.mkdir(parents=True, exist_ok=True)
+    _replace_with(dest, table)
+    return table.num_rows
+
+
+def _replace_with(dest: str | os.PathLike, table: pa.Table) -> None:
+    """``dest`` becomes ``table`` (a dataset file's compression), complete or not at all."""
     tmp = Path(str(dest) + ".tmp")
     pq.write_table(table, tmp, compression=COMPRESSION, compression_level=9)
     os.replace(tmp, dest)
-    return table.num_rows
 
 
 def dataset_path(path: str | os.PathLike) -> Path:
@@ -131,9 +136,7 @@ def drop_family(path: str | os.PathLike, family: str) -> dict[str, int]:
         if n == table.num_rows:
             os.remove(f)
             continue
-        tmp = Path(str(f) + ".tmp")
-        pq.write_table(table.filter(keep), tmp, compression=COMPRESSION, compression_level=9)
-        os.replace(tmp, f)
+        _replace_with(f, table.filter(keep))
     return dropped
 
 

@@ -299,9 +299,8 @@ def drop_held_out(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     `train_rr_decode/` and `train_mid_m/`) would otherwise leak them into the model."""
     from tilepick.bench.shapes import held_out_weights
 
-    held = held_out_weights()
     nk = pd.MultiIndex.from_arrays([frame["n"].to_numpy(), frame["k"].to_numpy()])
-    on_held = nk.isin(list(held)) if len(frame) else np.zeros(0, dtype=bool)
+    on_held = nk.isin(list(held_out_weights()))
     dropped = int(frame.loc[on_held, "problem_key"].nunique())
     return frame.loc[~on_held].reset_index(drop=True), dropped
 

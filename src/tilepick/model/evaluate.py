@@ -93,6 +93,10 @@ def recipe_options(model_dir) -> TrainOptions:
                         gate_splits=int(params.get("gate_splits", 1)),
                         gate_pool=bool(params.get("gate_pool", False)),
                         seed_ensemble=int(params.get("seed_ensemble", 1)),
+                        vendor_gate=params.get("vendor_gate", TrainOptions.vendor_gate),
+                        catalog=manifest.get("catalog", TrainOptions.catalog),
+                        catalog_min_rel=float(manifest.get("catalog_min_rel",
+                                                           TrainOptions.catalog_min_rel)),
                         # manifests from before the option trained on every problem given
                         hold_out=bool(params.get("hold_out", False)),
                         pool=tuple(manifest.get("pooled_dtypes", ())))
