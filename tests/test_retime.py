@@ -39,6 +39,10 @@ def test_contenders_rule():
     out = contenders(view, RetimeOptions(top=1, model_top=0),
                      others=lambda p: ["f", "unmeasured", "a"])
     assert out == {key: ["c", "d", CUBLAS_ID, "a", "f"]}
+    # a narrower pass: the configs re-timed before come back only as near ones or picks
+    out = contenders(view, RetimeOptions(model_top=1, previous=False),
+                     ranker=lambda p: ["unmeasured", "e", "f"])
+    assert out == {key: [CUBLAS_ID, "a", "b", "c", "e"]}
     # a problem with one candidate has nothing to compare
     lone = _view([(key, "a", 1.0, False)])
     assert contenders(lone, RetimeOptions(model_top=0)) == {}

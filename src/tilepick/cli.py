@@ -385,6 +385,7 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
                 top: int = typer.Option(32, "--top", help="at most this many of them per problem, best first"),
                 model_top: int = typer.Option(8, "--model-top", help="plus the model's first N measured configs (0: none)"),
                 baselines: bool = typer.Option(True, "--baselines/--no-baselines", help="plus the untrained baselines' candidates (the tutorial's configs, nvMatmulHeuristics' first 8)"),
+                previous: bool = typer.Option(True, "--previous/--no-previous", help="plus every config re-timed before (--no-previous: only the near ones, the picks and cuBLAS, so that more rounds fit the same GPU time)"),
                 model: Optional[str] = typer.Option(None, "--model", help="that model's folder (default: the shipped one for the dtype)"),
                 rounds: int = typer.Option(5, "--rounds"),
                 reps: int = typer.Option(10, "--reps", help="repetitions per round, at most"),
@@ -407,7 +408,8 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
 
             extra = read_picks(picks)
         opts = RetimeOptions(within=within, top=top, model_top=model_top, model_dir=model,
-                             baselines=baselines, rounds=rounds, reps=reps, max_ms=max_ms,
+                             baselines=baselines, previous=previous, rounds=rounds, reps=reps,
+                             max_ms=max_ms,
                              processes=processes, only=keys, picks=extra)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)

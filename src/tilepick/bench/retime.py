@@ -9,9 +9,10 @@ the H200 validation sets, for problems whose best config runs over 2 ms the best
 Efficiency against such an oracle penalises every re-timed pick (cuBLAS is always re-timed)
 and flatters a screened one.
 
-A pass, per problem: the contenders (the configs re-timed before, cuBLAS, every config within
-``within`` of the problem's best TFLOP/s, at most ``top`` of them best first, the model's
-first ``model_top`` measured configs and the untrained baselines' candidates) are compiled
+A pass, per problem: the contenders (the configs re-timed before unless ``previous`` is off,
+cuBLAS, every config within ``within`` of the problem's best TFLOP/s, at most ``top`` of them
+best first, the model's first ``model_top`` measured configs and the untrained baselines'
+candidates) are compiled
 in a spawned pool, launched once each (one that fails is left out and counted), then timed
 in ``rounds`` interleaved rounds by the sweep's protocol
 (:func:`tilepick.bench.timing.interleaved`). Each becomes a row of a new sweep: the
@@ -55,6 +56,8 @@ class RetimeOptions:
     within: float = 0.9          # contenders: configs at >= within x the problem's best TFLOP/s
     top: int = 32                # ... at most this many of them, best first
     model_top: int = 8           # plus the model's first k measured configs (0: none)
+    previous: bool = True        # plus every config re-timed before (False: a narrower pass
+                                 # of the near ones, for more rounds in the same GPU time)
     model_dir: str | None = None  # that model (None: the shipped one for the dtype)
     baselines: bool = True       # plus the untrained baselines' candidates (validate's)
     rounds: int = 5
@@ -92,7 +95,7 @@ def contenders(view: pd.DataFrame, opts: RetimeOptions, ranker=None,
     out: dict[str, list[str]] = {}
     for key, g in view.groupby("problem_key", sort=True):
         g = g.sort_values("tflops", ascending=False, kind="stable")
-        ids = list(g.loc[g["retimed"], "config_id"])
+        ids = list(g.loc[g["retimed"], "config_id"]) if opts.previous else []
         if (g["config_id"] == CUBLAS_ID).any():
             ids.append(CUBLAS_ID)
         near = g.loc[g["tflops"] >= opts.within * g["tflops"].iloc[0], "config_id"]
