@@ -14,6 +14,7 @@ import argparse
 import numpy as np
 import pandas as pd
 
+from tilepick.config import VENDOR_FAMILIES
 from tilepick.model import metrics
 from tilepick.model.dataset import load
 from tilepick.model.predictor import Predictor
@@ -38,7 +39,19 @@ def breakdown(model_dir: str, data: str) -> pd.DataFrame:
     t["best_family"] = fam[best_rows]
     t["loss"] = 1.0 - t["efficiency"]
     t["m_slice"] = [metrics.m_slice(int(m)) for m in t["m"]]
+    t["call"] = [_call(p, b) for p, b in zip(t["pick_family"], t["best_family"])]
     return t
+
+
+def _call(pick: str, best: str) -> str:
+    """Which decision lost: the config inside the right family, the vendor call, or the
+    family among Triton's."""
+    pv, bv = pick in VENDOR_FAMILIES, best in VENDOR_FAMILIES
+    if pick == best:
+        return "same family" + (" (vendor)" if pv else "")
+    if pv != bv:
+        return "vendor picked, Triton best" if pv else "Triton picked, vendor best"
+    return "vendor, the other vendor family best" if pv else "Triton, another Triton family best"
 
 
 def main() -> None:
@@ -51,9 +64,7 @@ def main() -> None:
     n = len(t)
     print(f"{n} problems, mean {100 * t.efficiency.mean():.2f}; loss points (sum of 1 - eff "
           f"over problems / n, x100) by group:")
-    for by in (["pick_family", "best_family"], ["m_slice"],
-               [t.pick_family.eq("gemm.cublas").rename("pick_is_cublas"),
-                t.best_family.eq("gemm.cublas").rename("best_is_cublas")]):
+    for by in (["call"], ["pick_family", "best_family"], ["m_slice"]):
         g = t.groupby(by)["loss"].agg(["count", "sum"])
         g["points"] = 100 * g["sum"] / n
         print(g.sort_values("points", ascending=False).drop(columns="sum").round(3)
