@@ -2,13 +2,14 @@
 config of the declared spaces ("space"), on the held-out validation set and on random shapes.
 
     python benchmarks/catalog_vs_space.py [--model DIR] [--data DIR] [--stage2-top 8 64]
-        [--fidelity 300] [--json]
+        [--catalogs trained space] [--layouts rr rc] [--fidelity 300] [--json]
 
 Validation: the rules of ``tilepick validate`` (pick = best-ranked *measured* candidate; a tie
 = the pick within the re-timing spread of the best), for each catalog and stage-2 width.
 ``unmeasured_top1``: problems whose overall top-1 was not measured (the validation data lacks
 the pointer and split-K families, see the data PROVENANCE): the rule skips it.
-Fidelity (no measurements needed): over random rr and rc shapes, how often the cascade's pick
+Validation problems are scored inside their latest re-timing pass, as ``validate`` does.
+Fidelity (no measurements needed): over random shapes of each of ``--layouts``, how often the cascade's pick
 is the full model's (every tree over every candidate), and the full model's calibrated
 fraction of its best for the cascade's pick.
 """
@@ -28,7 +29,7 @@ from predict_latency import shapes  # noqa: E402
 from tilepick.model import Predictor, metrics  # noqa: E402
 from tilepick.model.dataset import load  # noqa: E402
 from tilepick.model.ranking import CascadeSettings  # noqa: E402
-from tilepick.model.validate import _ties, model_scores  # noqa: E402
+from tilepick.model.validate import model_scores  # noqa: E402
 from tilepick.problem import GemmProblem  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +42,8 @@ def predictor(model, catalog: str, stage2_top: int) -> Predictor:
 
 
 def validation(pred: Predictor, ds) -> dict:
-    table = metrics.per_problem(ds.problem_index, ds.tflops, model_scores(pred, ds))
+    scores = model_scores(pred, ds)
+    table = metrics.per_problem(ds.problem_index, ds.tflops, scores)
     s = metrics.summarize(table["efficiency"].to_numpy(), table["top1"].to_numpy(),
                           table["best_rank"].to_numpy())
     unmeasured = 0
@@ -51,7 +53,8 @@ def validation(pred: Predictor, ds) -> dict:
     return {"mean": s["mean"], "p10": s["p10"], "min": s["min"],
             "top1_accuracy": s["top1_accuracy"], "top5_hit_rate": s["top5_hit_rate"],
             "top4_benchmarked_mean": float(table["top4_efficiency"].mean()),
-            "ties_rate": float(np.mean(_ties(ds, table))), "unmeasured_top1": unmeasured}
+            "ties_rate": metrics.tie_rates(ds, scores)["ties_rate"],
+            "unmeasured_top1": unmeasured}
 
 
 def fidelity(pred: Predictor, problems) -> dict:
@@ -79,17 +82,20 @@ def main() -> None:
     ap.add_argument("--data", default=str(ROOT / "data" / "gemm" / "bf16" / "h200" /
                                           "validation"))
     ap.add_argument("--stage2-top", type=int, nargs="+", default=[8, 64])
+    ap.add_argument("--catalogs", nargs="+", default=["trained", "space"])
+    ap.add_argument("--layouts", nargs="+", default=["rr", "rc"],
+                    help="layouts of the random shapes for fidelity")
     ap.add_argument("--fidelity", type=int, default=300,
-                    help="random shapes per layout (rr, rc); 0 skips")
+                    help="random shapes per layout; 0 skips")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
     base = Predictor(args.model)
-    ds = load([args.data], base.dtype, base.arch)
-    problems = shapes(args.fidelity, 1) + [GemmProblem(q.m, q.n, q.k, layout="rc")
-                                            for q in shapes(args.fidelity, 2)]
+    ds = load([args.data], base.dtype, base.arch, within_pass=True)
+    problems = [GemmProblem(q.m, q.n, q.k, dtype=base.dtype, layout=lay)
+                for i, lay in enumerate(args.layouts) for q in shapes(args.fidelity, i + 1)]
     out = []
-    for catalog in ("trained", "space"):
+    for catalog in args.catalogs:
         for s2 in args.stage2_top:
             pred = predictor(args.model, catalog, s2)
             row = {"catalog": catalog, "stage2_top": s2, "validation": validation(pred, ds)}
