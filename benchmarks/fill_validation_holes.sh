@@ -11,7 +11,8 @@
 # such problems for the shipped models: `model_top1_unmeasured` in validation.json).
 # NAME picks the problem list benchmarks/problems/validation_NAME_no_fused_splitk.jsonl
 # (the problems without rows of those families). Everything comes back as one tar in $OUT:
-# the sweep's parts, the pass's parts, the problem list and the logs.
+# the sweep's parts, the pass's parts, the problem list and the logs. RETIME_ARGS adds arguments
+# to the pass (session 34's validation passes: "--within 0.93 --top 16 --no-previous --rounds 12").
 set -u
 : "${OUT:?set OUT to the folder that comes back}"
 export PYTHONPATH=src PYTHONUNBUFFERED=1
@@ -40,7 +41,7 @@ print(f"{len(keys)} problems to re-time; unmeasured picks left: {rep['model_top1
 EOF
     if [ -s "$res/holes.jsonl" ]; then
         python3 -m tilepick.cli data retime "$data" "$work/$name/sweep" \
-            --problems "$res/holes.jsonl" --model "$model" --processes 16 \
+            --problems "$res/holes.jsonl" --model "$model" --processes 16 ${RETIME_ARGS:-} \
             --out "$work/$name/pass" > "$res/retime.log" 2>&1
         echo "== $name pass: rc=$? after $(( $(date +%s) - start )) s"
     fi
