@@ -127,3 +127,17 @@ def test_space_table_is_shared_and_repeats_are_lookups(space_dir):
 def test_train_rejects_an_unknown_catalog():
     with pytest.raises(ValueError, match="catalog"):
         TrainOptions(catalog="all")
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16", "fp8e4m3"])
+def test_shipped_models_rank_with_the_default_cascade(dtype):
+    """The shipped models' cascade is the code's default (session 34 widened both to 64): a
+    default changed without the shipped predictor.json files, or the reverse, would make
+    `evaluate` and the dispatcher rank differently from the figures the README reports."""
+    from pathlib import Path
+
+    meta = json.loads((Path(__file__).resolve().parents[1] / "models" / f"gemm_{dtype}_h200"
+                       / "predictor.json").read_text())
+    assert meta["catalog"] == "trained"
+    assert meta["cascade"] == CascadeSettings.for_catalog("trained").to_dict()
+    assert meta["cascade"]["stage2_top"] == 64
