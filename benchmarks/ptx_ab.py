@@ -60,7 +60,7 @@ def ptr_cases(dtype="bf16"):
     for bm, bn, mode, a_row, even in itertools.product((16, 128), (64, 256), (0, 2),
                                                        (True, False), (True, False)):
         ce = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64, GROUP_M=8, SPLIT_MODE=mode, A_ROW=a_row,
-                  B_ROW=True, VEC_A=8, VEC_B=8, VEC_C=8, VEC_K=1 if even else 8, EVEN_K=even,
+                  B_ROW=True, VEC_A=8, VEC_B=8, VEC_K=1 if even else 8, EVEN_K=even,
                   HAS_SCALE=False, PRECISION="tf32")
         yield (f"m{bm} n{bn} split {mode} a_row {a_row} even_k {even}", "gemm_ptr_kernel", sig,
                ce)

@@ -98,6 +98,23 @@ def ptr_partial(
     return acc, pid_m, pid_n
 
 
+@triton.jit
+def store_tile(c_ptr, tile, bid, stride_cb, stride_cm, om, on, M, N):
+    """Write an fp32 tile into C (masked, cast to C's type), with *no* alignment hint on C's
+    strides.
+
+    Why none: these kernels used to state C's row stride a multiple of a 16-byte vector where
+    the problem allowed it (a ``VEC_C`` constexpr, ``common.aligned``), like A's and B's. The
+    mask's column bound N carried no such fact, so the store could not be vectorised anyway,
+    yet the hint made the epilogue 1.1-4x slower on the H200: on 34 (problem, config) pairs
+    the unhinted store ran 0.24-0.43x the hinted time where the epilogue dominates (K <= 64,
+    fp8 and bf16) and 0.76-0.98x on 1024^3 and 4096^3 (``benchmarks/ptr_store_probe.py``,
+    BENCHMARKS "Session 35"). Stating N aligned as well (vectors with uniform masks) was
+    faster on some configs and slower on others (0.79-1.26x of unhinted): not taken."""
+    c_ptrs = c_ptr + bid * stride_cb + om[:, None] * stride_cm + on[None, :]
+    tl.store(c_ptrs, tile.to(c_ptr.dtype.element_ty), mask=(om[:, None] < M) & (on[None, :] < N))
+
+
 @triton.jit(do_not_specialize=_RUNTIME_INTS)
 def gemm_ptr_kernel(
     a_ptr, b_ptr, c_ptr, ws_ptr, scale_a_ptr, scale_b_ptr,
@@ -108,25 +125,23 @@ def gemm_ptr_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr, SPLIT_MODE: tl.constexpr,
     A_ROW: tl.constexpr, B_ROW: tl.constexpr,
-    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_C: tl.constexpr, VEC_K: tl.constexpr,
+    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_K: tl.constexpr,
     EVEN_K: tl.constexpr, HAS_SCALE: tl.constexpr, PRECISION: tl.constexpr,
 ):
+    """C is stored with no alignment hint on purpose (see ``store_tile``)."""
     acc, pid_m, pid_n = ptr_partial(
         a_ptr, b_ptr, M, N, K, stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn,
         BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_MODE != 0, A_ROW, B_ROW, VEC_A, VEC_B, VEC_K,
         EVEN_K, PRECISION)
     bid = tl.program_id(2).to(tl.int64)
     pid_k = tl.program_id(1)
-    stride_cb = aligned(stride_cb, VEC_C)
 
     om = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     on = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = (om[:, None] < M) & (on[None, :] < N)
     if SPLIT_MODE == 0:
         acc = scale_epilogue(acc, scale_a_ptr, scale_b_ptr, HAS_SCALE)
-        stride_cm = aligned(stride_cm, VEC_C)
-        c_ptrs = c_ptr + bid * stride_cb + om[:, None] * stride_cm + on[None, :]
-        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+        store_tile(c_ptr, acc, bid, stride_cb, stride_cm, om, on, M, N)
     else:
         # fp32 workspace laid out [splits (mode 1) or 1 (mode 2), batch, M, N], contiguous.
         nb = tl.num_programs(2).to(tl.int64)
@@ -168,7 +183,7 @@ def gemm_splitk_fused_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,
     A_ROW: tl.constexpr, B_ROW: tl.constexpr,
-    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_C: tl.constexpr, VEC_K: tl.constexpr,
+    VEC_A: tl.constexpr, VEC_B: tl.constexpr, VEC_K: tl.constexpr,
     EVEN_K: tl.constexpr, HAS_SCALE: tl.constexpr, PRECISION: tl.constexpr,
 ):
     """Split-K in one launch: the S programs of an output tile (S = the grid's second
@@ -195,8 +210,4 @@ def gemm_splitk_fused_kernel(
                                 BLOCK_M, BLOCK_N)
     if last:
         total = scale_epilogue(total, scale_a_ptr, scale_b_ptr, HAS_SCALE)
-        stride_cb = aligned(stride_cb, VEC_C)
-        stride_cm = aligned(stride_cm, VEC_C)
-        c_ptrs = c_ptr + bid * stride_cb + om[:, None] * stride_cm + on[None, :]
-        mask = (om[:, None] < M) & (on[None, :] < N)
-        tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=mask)
+        store_tile(c_ptr, total, bid, stride_cb, stride_cm, om, on, M, N)

@@ -216,32 +216,31 @@ class TritonGemmSolver(Solver):
 
 
 def _alignment_hints(p: GemmProblem, block_k: int) -> dict:
-    """The alignment facts the pointer-style kernels state as constexprs (VEC_A/B/C: elements
+    """The alignment facts the pointer-style kernels state as constexprs (VEC_A/B: elements
     of a full 16-byte vector where the operand allows it, else 1; VEC_K: K's alignment where
     the K loop is masked, EVEN_K: no mask). Hints only for full 16-byte vectors: partial
-    widths would multiply the compiled specialisations for little gain."""
+    widths would multiply the compiled specialisations for little gain. None for C: hinting
+    its stride slowed the epilogue 1.1-4x (``kernels.gemm_ptr.store_tile`` says why)."""
     it = p.dtype.itemsize
     vec = lambda op, size: 16 // size if p.operand_align(op) == 16 else 1  # noqa: E731
     even_k = p.k % block_k == 0
     k_align = 16 // it if (p.k * it) % 16 == 0 else 1
     return dict(VEC_A=vec("a", it), VEC_B=vec("b", it),
-                VEC_C=vec("c", p.dtype.out_dtype.itemsize),
                 VEC_K=1 if even_k else max(1, k_align), EVEN_K=even_k)
 
 
 def _check_hints(kw: dict, p: GemmProblem, a_batch: int, a_ld: int, b_batch: int,
-                 b_ld: int, c_batch: int, c_ld: int) -> None:
+                 b_ld: int) -> None:
     """The pointer-style kernels round each hinted stride down to its VEC
     (kernels.common.aligned): refuse tensors whose strides break the alignment the plan was
     made for, rather than compute a wrong answer (tensors that do not match their problem's
-    lds land here). A plan without a hint for an operand (VEC_C absent) checks nothing there."""
-    va, vb, vc = kw["VEC_A"], kw["VEC_B"], kw.get("VEC_C", 1)
-    if a_batch % va or a_ld % va or b_batch % vb or b_ld % vb or c_batch % vc or c_ld % vc \
-            or p.k % kw["VEC_K"]:
+    lds land here). C gets no hint, so nothing is checked there."""
+    va, vb = kw["VEC_A"], kw["VEC_B"]
+    if a_batch % va or a_ld % va or b_batch % vb or b_ld % vb or p.k % kw["VEC_K"]:
         raise ConfigInvalidError(
             f"{p.key()}: tensor strides (A batch {a_batch}, ld {a_ld}; B batch {b_batch}, ld "
-            f"{b_ld}; C batch {c_batch}, ld {c_ld}) are not multiples of the vector widths the "
-            f"launch plan assumes (A {va}, B {vb}, C {vc}): the tensors do not match the problem")
+            f"{b_ld}) are not multiples of the vector widths the launch plan assumes (A {va}, "
+            f"B {vb}): the tensors do not match the problem")
 
 
 class PointerSolver(TritonGemmSolver):
@@ -288,7 +287,7 @@ class PointerSolver(TritonGemmSolver):
         sa, sb, sc = a.stride(), b.stride(), out.stride()
         sa0, sb0, sc0 = (sa[0], sb[0], sc[0]) if p.batch > 1 else (0, 0, 0)
         _check_hints(kw, p, sa0, sa[1] if p.a_row_major else sa[2], sb0,
-                     sb[1] if p.b_row_major else sb[2], sc0, sc[1])
+                     sb[1] if p.b_row_major else sb[2])
         main = (plan.grid, (p.m, p.n, p.k, sa0, sa[1], sa[2], sb0, sb[1], sb[2], sc0, sc[1], sc[2]),
                 kw)
         if not self.split_mode:
@@ -827,8 +826,7 @@ class GemvSolver(TritonGemmSolver):
     def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
         p, c = problem, config
         rows, wrows = self.vector_rows(c), self.weight_rows(c)
-        hints = _alignment_hints(p, c.block_k)
-        hints.pop("VEC_C")   # C is written a column block at a time, without vector hints
+        hints = _alignment_hints(p, c.block_k)   # C: written without vector hints
         count, wcount, vec_row, vec_a, vec_b = self._operands(p, hints)
         # the kernel's A is the vector operand, its B the weight. A vector whose rows are not
         # K-contiguous has them adjacent (a row-major B's columns, a column-major A's rows):
@@ -874,8 +872,7 @@ class GemvSolver(TritonGemmSolver):
                                      f"{args.stride_am} elements apart, not adjacent as its "
                                      "layout says")
         vec_ld = args.stride_am if kw["A_ROW"] else args.stride_ak if transposed else 0
-        _check_hints(kw, p, args.stride_ab, vec_ld, args.stride_bb, args.stride_bn,
-                     args.stride_cb, args.stride_cm)
+        _check_hints(kw, p, args.stride_ab, vec_ld, args.stride_bb, args.stride_bn)
         return plan.grid, tensors, args, kw
 
     @staticmethod
