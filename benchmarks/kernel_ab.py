@@ -20,6 +20,12 @@ On the GPU:
     # session 28: the GEMV took C's column stride as a new last run-time argument
     PYTHONPATH=src python3 benchmarks/kernel_ab.py --kernel gemv --old work/ab/gemm_gemv_old.py \
         --extra-split-constexpr '' --drop-last-args 1 --data data/gemm/bf16/h200/train_gemv
+    # session 35: C stored without the VEC_C hint (pointer kernel and one-launch split-K)
+    git show f196813:src/tilepick/kernels/gemm_ptr.py > work/ab/gemm_ptr_old.py
+    PYTHONPATH=src python3 benchmarks/kernel_ab.py --old work/ab/gemm_ptr_old.py \
+        --extra-split-constexpr '' --old-vec-c --data data/gemm/bf16/h200/validation
+    PYTHONPATH=src python3 benchmarks/kernel_ab.py --kernel splitk_fused \
+        --old work/ab/gemm_ptr_old.py --extra-split-constexpr '' --old-vec-c
 """
 
 import argparse
@@ -34,6 +40,8 @@ import sys
 # that launch it)
 KERNELS = {"ptr": ("tilepick.kernels.gemm_ptr", "gemm_ptr_kernel",
                    ("gemm.ptr", "gemm.splitk", "gemm.splitk_atomic")),
+           "splitk_fused": ("tilepick.kernels.gemm_ptr", "gemm_splitk_fused_kernel",
+                            ("gemm.splitk_fused",)),
            "gemv": ("tilepick.kernels.gemm_gemv", "gemv_kernel", ("gemm.gemv",))}
 
 
@@ -73,6 +81,9 @@ def main():
                     help="comma-separated constexprs today's kernel has and the older lacks")
     ap.add_argument("--drop-last-args", type=int, default=0,
                     help="run-time arguments today's kernel takes last and the older lacks")
+    ap.add_argument("--old-vec-c", action="store_true",
+                    help="give the older kernel the C vector hint (VEC_C) it took before "
+                         "session 35: 16 bytes' worth of elements where C allowed it, else 1")
     ap.add_argument("--data", default="data/gemm/bf16/h200/validation")
     ap.add_argument("--dtype", default="bf16")
     ap.add_argument("--per-family", type=int, default=12)
@@ -98,7 +109,11 @@ def main():
         solver = solvers.SOLVERS[c.family]
         inp = make_inputs(p, "cuda")
         a, b, out = _as3d(inp.a), _as3d(inp.b), _as3d(inp.out)
-        if args.kernel == "ptr":
+        if args.kernel == "splitk_fused":   # its own arguments (the counters): as it launches
+            [(_, grid, full_args, kw)] = solver.calls(p, c, a, b, out, inp.scale_a,
+                                                      inp.scale_b)
+            sargs, reduce = full_args, None
+        elif args.kernel == "ptr":
             (grid, sargs, kw), reduce = solver._static(p, c, a, b, out, inp.scale_a is not None)
         else:
             grid, (a, b, out), sargs, kw = solver._args(p, c, a, b, out)
@@ -106,10 +121,16 @@ def main():
         old_kw = {k: v for k, v in kw.items() if k not in args.drop_constexprs.split(",")}
         if args.extra_split_constexpr:
             old_kw[args.extra_split_constexpr] = c.split_k
+        if args.old_vec_c:
+            it = p.dtype.out_dtype.itemsize
+            old_kw["VEC_C"] = 16 // it if p.operand_align("c") == 16 else 1
 
         def make(kernel, kwargs, solver=solver, p=p, c=c, grid=grid, sargs=sargs, reduce=reduce,
                  inp=inp, a=a, b=b, out=out):
             def run():
+                if args.kernel == "splitk_fused":
+                    kernel[grid](*sargs, **kwargs)
+                    return
                 if args.kernel == "gemv":
                     kernel[grid](a, b, out, inp.scale_a, inp.scale_b, *sargs, **kwargs)
                     return
