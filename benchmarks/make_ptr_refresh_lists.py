@@ -1,0 +1,64 @@
+"""Problem lists and picks files for re-timing the pointer kernels' rows that session 35's
+store fix made stale (CPU).
+
+Why: ``kernels.gemm_ptr.store_tile`` (session 35) stores C without the alignment hint that
+had made the pointer kernels' epilogue 1.1-4x slower. Where the epilogue dominates (K <= 256
+with M x N >= 2^17: "output-bound") their old rows are 2-4x too slow, enough to change the
+winner; elsewhere the change is a few percent (``benchmarks/kernel_ab.py --old-vec-c``,
+BENCHMARKS "Session 35"). For every dataset folder given, the output-bound problems get a
+problem list and a picks file naming every ``gemm.ptr`` and ``gemm.splitk_fused`` config
+measured for them, for ``tilepick data retime --problems ... --picks ...``: a pass re-times
+those configs (with the problem's near contenders and cuBLAS) under today's kernels, and its
+rows win over the old ones wherever the loaders merge repeats.
+
+    python benchmarks/make_ptr_refresh_lists.py FOLDER... [--out-dir benchmarks/problems/ptr_refresh]
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from tilepick.bench.shapes import write_problem_file
+from tilepick.data.io import read_frame
+from tilepick.problem import GemmProblem
+
+FAMILIES = ("gemm.ptr", "gemm.splitk_fused")
+MAX_K = 256
+MIN_OUTPUT = 2 ** 17
+
+
+def output_bound(frame: pd.DataFrame) -> pd.Series:
+    return (frame["k"] <= MAX_K) & (frame["m"] * frame["n"] >= MIN_OUTPUT)
+
+
+def lists_for(folder: Path) -> dict[str, list[str]]:
+    """{problem key: the families' measured config ids} of the folder's output-bound problems."""
+    parts = [read_frame(f) for f in sorted(folder.glob("*.parquet"))]
+    if not parts:
+        return {}
+    f = pd.concat(parts, ignore_index=True)
+    f = f[output_bound(f) & f["family"].isin(FAMILIES) & f["valid"].fillna(False)]
+    return {k: sorted(g["config_id"].unique()) for k, g in f.groupby("problem_key")}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("folders", nargs="+")
+    ap.add_argument("--out-dir", default="benchmarks/problems/ptr_refresh")
+    args = ap.parse_args()
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for folder in map(Path, args.folders):
+        picks = lists_for(folder)
+        if not picks:
+            continue
+        name = "_".join(folder.parts[-3:])   # dtype_arch_folder
+        write_problem_file([GemmProblem.from_key(k) for k in picks], out / f"{name}.jsonl")
+        (out / f"{name}.picks.json").write_text(json.dumps(picks, indent=0, sort_keys=True))
+        print(f"{folder}: {len(picks)} problems, {sum(map(len, picks.values()))} configs")
+
+
+if __name__ == "__main__":
+    main()
