@@ -12,6 +12,14 @@ those configs (with the problem's near contenders and cuBLAS) under today's kern
 rows win over the old ones wherever the loaders merge repeats.
 
     python benchmarks/make_ptr_refresh_lists.py FOLDER... [--out-dir benchmarks/problems/ptr_refresh]
+    python benchmarks/make_ptr_refresh_lists.py --big FOLDER... --out-dir benchmarks/problems/ptr_refresh_big
+
+``--big`` (session 36): the second place the fix mattered. ``ptr_store_probe.py`` read the
+unhinted store 0.76-0.93x the hinted one's time for tiles of >= 8,192 outputs on 1024^3 and
+4096^3 problems (0.95-0.99 for 16-row tiles), so on problems with M x N >= 2^20 the old rows of
+those big tiles understate them by up to ~24%: where such a config was within 0.8 of the
+problem's best, it may win today. Those configs (not output-bound problems, already done) are
+the picks; the lists hold the problems that have any.
 """
 
 import argparse
@@ -20,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tilepick.bench.retime import current_view
 from tilepick.bench.shapes import write_problem_file
 from tilepick.data.io import read_frame
 from tilepick.problem import GemmProblem
@@ -27,6 +36,9 @@ from tilepick.problem import GemmProblem
 FAMILIES = ("gemm.ptr", "gemm.splitk_fused")
 MAX_K = 256
 MIN_OUTPUT = 2 ** 17
+BIG_TILE = 8192          # block_m x block_n
+BIG_OUTPUT = 2 ** 20     # M x N
+NEAR = 0.8               # of the problem's best TFLOP/s, in the old rows
 
 
 def output_bound(frame: pd.DataFrame) -> pd.Series:
@@ -43,15 +55,29 @@ def lists_for(folder: Path) -> dict[str, list[str]]:
     return {k: sorted(g["config_id"].unique()) for k, g in f.groupby("problem_key")}
 
 
+def big_lists_for(folder: Path) -> dict[str, list[str]]:
+    """{problem key: big-tile configs of the families within NEAR of its best} (``--big``)."""
+    files = sorted(folder.glob("*.parquet"))
+    if not files:
+        return {}
+    v = current_view(files)
+    best = v.groupby("problem_key")["time_ms"].transform("min")
+    pick = (v["family"].isin(FAMILIES) & ~output_bound(v)
+            & (v["block_m"] * v["block_n"] >= BIG_TILE) & (v["m"] * v["n"] >= BIG_OUTPUT)
+            & (best / v["time_ms"] >= NEAR))
+    return {k: sorted(g["config_id"].unique()) for k, g in v[pick].groupby("problem_key")}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("folders", nargs="+")
     ap.add_argument("--out-dir", default="benchmarks/problems/ptr_refresh")
+    ap.add_argument("--big", action="store_true", help="big tiles near the best (see above)")
     args = ap.parse_args()
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for folder in map(Path, args.folders):
-        picks = lists_for(folder)
+        picks = big_lists_for(folder) if args.big else lists_for(folder)
         if not picks:
             continue
         name = "_".join(folder.parts[-3:])   # dtype_arch_folder

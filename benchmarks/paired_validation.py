@@ -7,6 +7,10 @@ Efficiencies are `tilepick validate`'s (inside each problem's latest re-timing p
 
     python benchmarks/paired_validation.py OLD_MODEL NEW_MODEL \
         [--data data/gemm/bf16/h200/validation data/gemm/bf16/h200/validation_rc] [--worst 10]
+        [--problems FILE.jsonl ...]
+
+``--problems`` scores only the problems of those files (e.g. the ones a re-timing pass
+refreshed: session 36's `benchmarks/problems/ptr_refresh/*validation*.jsonl`).
 """
 
 import argparse
@@ -18,6 +22,7 @@ from tilepick.model import metrics
 from tilepick.model.dataset import load
 from tilepick.model.predictor import Predictor
 from tilepick.model.validate import model_scores
+from tilepick.bench.shapes import read_problem_file
 from tilepick.problem import GemmProblem
 
 SMALL_FLOPS = 1e8   # kernels of a few microseconds, whose re-timed order is the noisiest
@@ -32,9 +37,11 @@ def efficiencies(model, data) -> dict:
             for i, r, e in zip(t["problem"], t["pick_row"], t["efficiency"])}
 
 
-def compare(old, new, data, worst: int) -> dict:
+def compare(old, new, data, worst: int, only: frozenset | None = None) -> dict:
     a, b = efficiencies(old, data), efficiencies(new, data)
-    keys = sorted(a)
+    keys = sorted(k for k in a if only is None or k in only)
+    if len(keys) < 2:
+        return None
     d = np.array([b[k][0] - a[k][0] for k in keys])
     changed = np.abs(d) > 1e-9
     small = np.array([GemmProblem.from_key(k).flops < SMALL_FLOPS for k in keys])
@@ -59,8 +66,12 @@ def main():
                                                   "data/gemm/bf16/h200/validation_rc"])
     ap.add_argument("--worst", type=int, default=10)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--problems", nargs="*", default=None, help="only these problems' files")
     args = ap.parse_args()
-    out = [compare(args.old, args.new, d, args.worst) for d in args.data]
+    only = (None if args.problems is None else
+            frozenset(p.key() for f in args.problems for p in read_problem_file(f)))
+    out = [r for r in (compare(args.old, args.new, d, args.worst, only) for d in args.data)
+           if r is not None]
     for r in out:
         print(f"{r['data']}: {r['changed']} of {r['problems']} picks changed; mean "
               f"{r['mean_old']:.2f} -> {r['mean_new']:.2f} ({r['mean_diff_points']:+.2f} +- "

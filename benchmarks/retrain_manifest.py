@@ -3,9 +3,13 @@ held-out weight shapes left out (session 33: F6 from F5; the same run on fp8's m
 -1.9 points and was not shipped).
 
 Why a script: the fp16 and fp8 recipes are "session N's files", not folders (their folders have
-grown since), so `tilepick train --data FOLDER ...` would not rebuild them.
+grown since), so `tilepick train --data FOLDER ...` would not rebuild them. ``--add FILE ...``
+trains on more files with everything else the same (session 36: the re-timed pointer-kernel
+rows, each added file inside a folder the manifest already reads; others are refused, as they
+would change the recipe, not refresh it). ``--label-times`` varies that one option.
 
-    python benchmarks/retrain_manifest.py MODEL_DIR OUT_DIR [--no-hold-out]
+    python benchmarks/retrain_manifest.py MODEL_DIR OUT_DIR [--no-hold-out] [--add F ...]
+        [--label-times retimed|aligned|screen]
 """
 
 import argparse
@@ -13,8 +17,21 @@ import dataclasses
 from pathlib import Path
 
 from tilepick.model.artifacts import read_json
+from tilepick.model.dataset import LABEL_TIMES
 from tilepick.model.evaluate import recipe_options
 from tilepick.model.train import train
+
+
+def with_added(files: list[str], added: list[str]) -> list[str]:
+    """The manifest's files and the added ones (new files of folders it reads, once each)."""
+    folders = {str(Path(f).parent) for f in files}
+    out = list(files)
+    for f in added:
+        if str(Path(f).parent) not in folders:
+            raise SystemExit(f"{f}: not in a folder the model's manifest reads ({sorted(folders)})")
+        if f not in out:
+            out.append(f)
+    return out
 
 
 def main():
@@ -22,11 +39,15 @@ def main():
     ap.add_argument("model")
     ap.add_argument("out")
     ap.add_argument("--no-hold-out", action="store_true")
+    ap.add_argument("--add", nargs="*", default=[], help="more parquet files to train on")
+    ap.add_argument("--label-times", choices=LABEL_TIMES, default=None)
     args = ap.parse_args()
     manifest = read_json(Path(args.model) / "manifest.json")
     opts = dataclasses.replace(recipe_options(args.model), hold_out=not args.no_hold_out)
-    train([d["path"] for d in manifest["data"]], manifest["dtype"], manifest["arch"], args.out,
-          opts, log=print)
+    if args.label_times:
+        opts = dataclasses.replace(opts, label_times=args.label_times)
+    files = with_added([d["path"] for d in manifest["data"]], args.add)
+    train(files, manifest["dtype"], manifest["arch"], args.out, opts, log=print)
 
 
 if __name__ == "__main__":
