@@ -6,7 +6,7 @@ had made the pointer kernels' epilogue 1.1-4x slower. Where the epilogue dominat
 with M x N >= 2^17: "output-bound") their old rows are 2-4x too slow, enough to change the
 winner; elsewhere the change is a few percent (``benchmarks/kernel_ab.py --old-vec-c``,
 BENCHMARKS "Session 35"). For every dataset folder given, the output-bound problems get a
-problem list and a picks file naming every ``gemm.ptr`` and ``gemm.splitk_fused`` config
+problem list and a picks file (`.picks.json.gz`) naming every ``gemm.ptr`` and ``gemm.splitk_fused`` config
 measured for them, for ``tilepick data retime --problems ... --picks ...``: a pass re-times
 those configs (with the problem's near contenders and cuBLAS) under today's kernels, and its
 rows win over the old ones wherever the loaders merge repeats.
@@ -23,6 +23,7 @@ the picks; the lists hold the problems that have any.
 """
 
 import argparse
+import gzip
 import json
 from pathlib import Path
 
@@ -82,7 +83,9 @@ def main():
             continue
         name = "_".join(folder.parts[-3:])   # dtype_arch_folder
         write_problem_file([GemmProblem.from_key(k) for k in picks], out / f"{name}.jsonl")
-        (out / f"{name}.picks.json").write_text(json.dumps(picks, indent=0, sort_keys=True))
+        # gzip'd: the lists ship in the repository, whose size the device's upload caps
+        (out / f"{name}.picks.json.gz").write_bytes(
+            gzip.compress(json.dumps(picks, indent=0, sort_keys=True).encode(), mtime=0))
         print(f"{folder}: {len(picks)} problems, {sum(map(len, picks.values()))} configs")
 
 

@@ -5,7 +5,7 @@
 #
 #   bash benchmarks/refresh_ptr.sh NAME:ROUNDS[:EXTRA] ...
 #
-# NAME is dtype_arch_folder (benchmarks/problems/ptr_refresh/NAME.jsonl and .picks.json;
+# NAME is dtype_arch_folder (benchmarks/problems/ptr_refresh/NAME.jsonl and .picks.json.gz;
 # data/gemm/<dtype>/<arch>/<folder>), or dtype_arch_folder@PART for a part of a long list
 # (NAME@PART.jsonl, the folder's picks), so that one folder can be split over GPUs. Training folders: 3 rounds, the picks and the near
 # contenders only (EXTRA "--model-top 0 --no-baselines --within 0.95 --top 8 --no-previous").
@@ -24,7 +24,7 @@ for spec in "$@"; do
     data="data/gemm/$dtype/$arch/$folder"
     start=$(date +%s)
     python3 -m tilepick.cli data retime "$data" --problems "$lists/$name.jsonl" \
-        --picks "$lists/${name%@*}.picks.json" --rounds "$rounds" $narrow --processes 16 \
+        --picks "$lists/${name%@*}.picks.json.gz" --rounds "$rounds" $narrow --processes 16 \
         --out "$OUT/$name/pass1" > "$OUT/$name.pass1.log" 2>&1
     echo "== $name pass 1: rc=$? after $(( $(date +%s) - start )) s"
     if [ "$extra" = "val" ]; then

@@ -226,6 +226,13 @@ def test_picks_file_errors_name_the_file(tmp_path):
     bad.write_text("[1, 2]")
     with pytest.raises(ValueError, match="bad.json"):
         read_picks(bad)
+    import gzip   # the shipped lists' form: read the same, errors named the same
+    good = {"gemm.bf16.rr.m1.n2.k3": ["gemm.cublas"]}
+    (tmp_path / "p.json.gz").write_bytes(gzip.compress(json.dumps(good).encode()))
+    assert read_picks(tmp_path / "p.json.gz") == good
+    (tmp_path / "torn.json.gz").write_bytes(gzip.compress(b'{"a": [')[:-6])
+    with pytest.raises(ValueError, match="torn.json.gz"):
+        read_picks(tmp_path / "torn.json.gz")
     runner = CliRunner()
     r = runner.invoke(app, ["data", "retime", str(tmp_path), "--out", str(tmp_path / "x"),
                             "--picks", str(tmp_path / "missing.json")])

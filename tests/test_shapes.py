@@ -266,6 +266,22 @@ def test_problem_file_round_trip(tmp_path, suffix):
     assert keys(S.read_problem_file(path)) == keys(plain)
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_gzipped_problem_files_read_like_plain_ones(tmp_path, suffix):
+    import gzip
+
+    plain = S.write_problem_file(SAMPLE, tmp_path / f"probs{suffix}")
+    packed = tmp_path / f"probs{suffix}.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert keys(S.read_problem_file(packed)) == keys(SAMPLE)
+    written = S.write_problem_file(SAMPLE, tmp_path / f"w{suffix}.gz")
+    assert gzip.decompress(written.read_bytes()) == plain.read_bytes()
+    bad = tmp_path / "bad.jsonl.gz"
+    bad.write_bytes(gzip.compress(b'{"m": 1, "n": 2, "k": 3}\n{"m": 1, "n": 2}\n'))
+    with pytest.raises(ProblemError, match=r"bad\.jsonl\.gz:2: .*missing k"):
+        S.read_problem_file(bad)
+
+
 def test_csv_defaults_comments_and_extra_columns(tmp_path):
     path = tmp_path / "p.csv"
     path.write_text("# exported shapes\nm,n,k,name\n16,32,64,layer0\n\n1024.0,1,3,lm\n")

@@ -2,14 +2,15 @@
 `benchmarks/warp_spec_probe.py` result: geomean, min and max of ws / today's TMA and
 ws_pers / today's persistent TMA (TFLOP/s ratios).
 
-    python benchmarks/analysis_s26/ws_over_today.py benchmarks/results/timing_order_s26/ws_probe_williams_fbb0297.json
+    python benchmarks/analysis_s26/ws_over_today.py benchmarks/results/timing_order_s26/ws_probe_williams_fbb0297.json.gz
 """
+import gzip
 import json
 import sys
 
 import numpy as np
 
-result = json.load(open(sys.argv[1]))
+result = json.loads((gzip.decompress if sys.argv[1].endswith(".gz") else bytes)(open(sys.argv[1], "rb").read()))
 ratios = {"ws": [], "ws_pers": []}
 for shape in result["results"]:
     rows = {r["candidate"]: r["tflops"] for r in shape["rows"]}

@@ -51,8 +51,8 @@ MAX_TFLOP = {"bf16": 0.5, "fp16": 2.0, "fp8e4m3": 2.0}
 COUNT = 1200
 # list name -> the training folders (of data/gemm/DTYPE/h200) whose problems it samples
 LISTS = {
-    "bf16": {"train_rr_bf16_fused_negative.jsonl": ("train_rr",),
-             "train_rc_bf16_fused_negative.jsonl": ("train_rc",)},
+    "bf16": {"train_rr_bf16_fused_negative.jsonl.gz": ("train_rr",),
+             "train_rc_bf16_fused_negative.jsonl.gz": ("train_rc",)},
     "fp16": {"train_rr_fp16_fused_negative.jsonl": ("train_rr", "train_mid_m"),
              "train_rc_fp16_fused_negative.jsonl": ("train_mid_m",)},
     "fp8e4m3": {"train_rc_fp8e4m3_fused_negative.jsonl": (

@@ -26,7 +26,7 @@ from tilepick.problem import GemmProblem
 
 HERE = Path(__file__).parent
 DATA = HERE.parents[1] / "data" / "gemm" / "bf16" / "h200"
-OUT = HERE / "train_rr_bf16_decode.jsonl"
+OUT = HERE / "train_rr_bf16_decode.jsonl.gz"
 M_WEIGHTS = {1: 6, 2: 2, 3: 1, 4: 2, 6: 1, 8: 1, 16: 2}   # decode steps first
 N_VALUES = (4096, 5120, 6144, 7168, 8192, 9216, 10240, 11008, 12288, 13824, 14336, 16384)
 K_VALUES = (8192, 10240, 11008, 12288, 13824, 14336, 16384, 20480, 24576, 28672, 32768)

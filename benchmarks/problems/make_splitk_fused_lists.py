@@ -33,8 +33,8 @@ SPLIT_K = ("gemm.splitk", "gemm.splitk_atomic")
 LISTS = {  # file: (dtype, datasets, REL, shuffled)
     "validation_bf16_splitk_fused.jsonl": ("bf16", ["validation"], 0.8, False),
     "validation_rc_bf16_splitk_fused.jsonl": ("bf16", ["validation_rc"], 0.8, False),
-    "train_rr_bf16_splitk_fused.jsonl": ("bf16", ["train_rr", "train_narrow"], 0.85, True),
-    "train_rc_bf16_splitk_fused.jsonl": ("bf16", ["train_rc", "train_narrow_rc"], 0.85, True),
+    "train_rr_bf16_splitk_fused.jsonl.gz": ("bf16", ["train_rr", "train_narrow"], 0.85, True),
+    "train_rc_bf16_splitk_fused.jsonl.gz": ("bf16", ["train_rc", "train_narrow_rc"], 0.85, True),
     # session 22: the fp16 model learns the families from these (and pooled bf16 rows)
     "validation_fp16_splitk_fused.jsonl": ("fp16", ["validation"], 0.8, False),
     "train_rr_fp16_splitk_fused.jsonl": ("fp16", ["train_rr"], 0.85, True),

@@ -29,6 +29,7 @@ pick and the oracle from the same rounds, the configs left out of the pass not c
 from __future__ import annotations
 
 import datetime as _dt
+import gzip
 import json
 import statistics
 import time
@@ -143,10 +144,12 @@ def write_picks(paths, out_file, model_dir: str | None = None, n: int = 8,
 
 
 def read_picks(path) -> dict[str, list[str]]:
-    """The file :func:`write_picks` writes; a clear error for anything else."""
+    """The file :func:`write_picks` writes (or its gzip'd copy, ``.gz``); a clear error for
+    anything else."""
     try:
-        picks = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        raw = Path(path).read_bytes()
+        picks = json.loads(gzip.decompress(raw) if str(path).endswith(".gz") else raw)
+    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a picks file ({exc})") from None
     if not isinstance(picks, dict) or not all(
             isinstance(v, list) and all(isinstance(c, str) for c in v) for v in picks.values()):

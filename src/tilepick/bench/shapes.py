@@ -32,6 +32,7 @@ seed and a per-use salt, which is stable across Python versions and processes (u
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import math
 import random
@@ -946,13 +947,25 @@ def _row_to_problem(row: dict, dtype, layout: str) -> GemmProblem:
     return GemmProblem(**kw)
 
 
+def _open_text(path: Path, mode: str = "r", **kw):
+    """A problem file, gzip'd (``.gz``: how the long lists ship) or plain."""
+    if path.suffix.lower() == ".gz":
+        return gzip.open(path, mode + "t", encoding="utf-8", **kw)
+    return open(path, mode, encoding="utf-8", **kw)
+
+
+def _inner_suffix(path: Path) -> str:
+    """The type suffix, under a ``.gz``."""
+    return (path.with_suffix("") if path.suffix.lower() == ".gz" else path).suffix.lower()
+
+
 def _is_jsonl(path: Path) -> bool:
-    suffix = path.suffix.lower()
+    suffix = _inner_suffix(path)
     if suffix == ".csv":
         return False
     if suffix in _JSONL_SUFFIXES:
         return True
-    with open(path, encoding="utf-8") as fh:  # unknown suffix: sniff the first content
+    with _open_text(path) as fh:  # unknown suffix: sniff the first content
         for line in fh:
             if line.strip():
                 return line.lstrip().startswith("{")
@@ -978,7 +991,7 @@ def read_problem_file(path: str | Path, dtype="bf16", layout: str = "rr") -> lis
         raise ProblemFileError(f"{path}:{line}: {msg}")
 
     if _is_jsonl(path):
-        with open(path, encoding="utf-8") as fh:
+        with _open_text(path) as fh:
             for lineno, line in enumerate(fh, 1):
                 s = line.strip()
                 if not s or s.startswith("#"):
@@ -995,7 +1008,7 @@ def read_problem_file(path: str | Path, dtype="bf16", layout: str = "rr") -> lis
                     fail(lineno, str(exc))
         return problems
 
-    with open(path, encoding="utf-8", newline="") as fh:
+    with _open_text(path, newline="") as fh:
         reader = csv.reader(fh)
         header: list[str] | None = None
         for row in reader:
@@ -1021,17 +1034,18 @@ def read_problem_file(path: str | Path, dtype="bf16", layout: str = "rr") -> lis
 
 
 def write_problem_file(problems: Iterable[GemmProblem], path: str | Path) -> Path:
-    """Write problems as CSV or JSONL (by suffix) so a set can be frozen, shared and edited.
+    """Write problems as CSV or JSONL (by suffix, under an optional ``.gz``) so a set can be
+    frozen, shared and edited.
 
     Leading dimensions, tf32 and base alignment are written only when some problem differs
     from the defaults, keeping ordinary files to the six columns people expect.
     """
     path = Path(path)
     problems = list(problems)
-    jsonl = path.suffix.lower() in _JSONL_SUFFIXES
-    if not jsonl and path.suffix.lower() != ".csv":
+    jsonl = _inner_suffix(path) in _JSONL_SUFFIXES
+    if not jsonl and _inner_suffix(path) != ".csv":
         raise ProblemFileError(f"{path}: unknown problem file type {path.suffix!r}; "
-                               f"use .csv or one of {_JSONL_SUFFIXES}")
+                               f"use .csv or one of {_JSONL_SUFFIXES}, optionally + .gz")
     rows = []
     extra: set[str] = set()
     for p in problems:
@@ -1051,7 +1065,7 @@ def write_problem_file(problems: Iterable[GemmProblem], path: str | Path) -> Pat
     columns = ["m", "n", "k", "batch", "dtype", "layout"] + [
         f for f in ("tf32", "lda", "ldb", "ldc", "base_align") if f in extra]
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as fh:
+    with _open_text(path, "w", newline="") as fh:
         if jsonl:
             for row in rows:
                 fh.write(json.dumps({"op": "gemm", **{c: row[c] for c in columns}}) + "\n")
