@@ -326,9 +326,12 @@ def test_compact_merges_dedupes_and_sorts(tmp_path):
     assert n == 6
     assert dest.is_file()
     assert not dest.with_name(dest.name + ".tmp").exists()
-    # compressed as declared
+    # compressed as declared; the times byte-stream-split (lossless: read back exactly below)
     meta = pq.ParquetFile(dest).metadata
     assert meta.row_group(0).column(0).compression.lower() == io.COMPRESSION
+    cols = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i)
+            for i in range(meta.num_columns)}
+    assert "BYTE_STREAM_SPLIT" in cols["time_ms"].encodings
 
     table = io.read_table(dest)
     assert table.schema.equals(SCHEMA)
@@ -343,6 +346,8 @@ def test_compact_merges_dedupes_and_sorts(tmp_path):
     # a kept duplicate is one of the written versions, not a mixture
     row = df[(df.problem_key == P1.key()) & (df.config_id == PTR.id) & (df.sweep_id == "s1")]
     assert row.time_ms.item() in (2.0, 2.5)
+    row = df[(df.problem_key == P1.key()) & (df.config_id == PTR.id) & (df.sweep_id == "s2")]
+    assert row.time_ms.item() == 3.0
     assert row.time_p20_ms.item() == pytest.approx(row.time_ms.item() * 0.9)
     row = df[(df.problem_key == P2.key()) & (df.config_id == PTR.id)]
     assert row.time_ms.item() in (1.0, 1.1)

@@ -100,10 +100,22 @@ def compact(src: str | os.PathLike, dest: str | os.PathLike, overwrite: bool = F
     return table.num_rows
 
 
+def _float_columns(table: pa.Table) -> list[str]:
+    return [f.name for f in table.schema if pa.types.is_floating(f.type)]
+
+
 def _replace_with(dest: str | os.PathLike, table: pa.Table) -> None:
-    """``dest`` becomes ``table`` (a dataset file's compression), complete or not at all."""
+    """``dest`` becomes ``table`` (a dataset file's compression), complete or not at all.
+
+    Float columns (the times, mostly) are written byte-stream-split rather than dictionary
+    encoded: lossless, and 12% smaller files on the bf16 data (session 36), which matters
+    because the datasets ship in the repository and the repository must fit the GPU machine's
+    upload."""
     tmp = Path(str(dest) + ".tmp")
-    pq.write_table(table, tmp, compression=COMPRESSION, compression_level=9)
+    floats = _float_columns(table)
+    pq.write_table(table, tmp, compression=COMPRESSION, compression_level=9,
+                   use_dictionary=[n for n in table.column_names if n not in floats],
+                   use_byte_stream_split=floats)
     os.replace(tmp, dest)
 
 
