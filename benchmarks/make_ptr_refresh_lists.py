@@ -20,6 +20,12 @@ unhinted store 0.76-0.93x the hinted one's time for tiles of >= 8,192 outputs on
 those big tiles understate them by up to ~24%: where such a config was within 0.8 of the
 problem's best, it may win today. Those configs (not output-bound problems, already done) are
 the picks; the lists hold the problems that have any.
+
+``--near X`` (session 36, for the campaign after it): every config of the two families that is
+within X of its problem's best and has no row measured since the fix (``FIXED_SINCE``, the fix
+commit's date), on any problem: what is left stale after the two passes (at X = 0.9: 62,533
+configs of 7,068 problems, mostly small and decode problems, where the A/B read the fix at
+0.98-0.99x the old time).
 """
 
 import argparse
@@ -40,6 +46,7 @@ MIN_OUTPUT = 2 ** 17
 BIG_TILE = 8192          # block_m x block_n
 BIG_OUTPUT = 2 ** 20     # M x N
 NEAR = 0.8               # of the problem's best TFLOP/s, in the old rows
+FIXED_SINCE = "2026-11-26T23:55:13Z"   # commit 4b68a85 (the unhinted store)
 
 
 def output_bound(frame: pd.DataFrame) -> pd.Series:
@@ -69,16 +76,40 @@ def big_lists_for(folder: Path) -> dict[str, list[str]]:
     return {k: sorted(g["config_id"].unique()) for k, g in v[pick].groupby("problem_key")}
 
 
+def stale_near_lists_for(folder: Path, near: float) -> dict[str, list[str]]:
+    """{problem key: the families' configs within ``near`` of its best, not re-timed since the
+    fix} (``--near``)."""
+    from tilepick.model.dataset import read_raw
+
+    files = sorted(folder.glob("*.parquet"))
+    if not files:
+        return {}
+    v = current_view(files)
+    raw = read_raw(files)
+    fresh = raw.loc[raw["date"].astype(str) >= FIXED_SINCE, ["problem_key", "config_id"]]
+    fresh = set(zip(fresh["problem_key"], fresh["config_id"]))
+    best = v.groupby("problem_key")["time_ms"].transform("min")
+    stale = [(k, c) not in fresh for k, c in zip(v["problem_key"], v["config_id"])]
+    pick = v["family"].isin(FAMILIES) & pd.Series(stale, index=v.index) & (
+        best / v["time_ms"] >= near)
+    return {k: sorted(g["config_id"].unique()) for k, g in v[pick].groupby("problem_key")}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("folders", nargs="+")
     ap.add_argument("--out-dir", default="benchmarks/problems/ptr_refresh")
     ap.add_argument("--big", action="store_true", help="big tiles near the best (see above)")
+    ap.add_argument("--near", type=float, default=None,
+                    help="stale configs within this fraction of the best (see above)")
     args = ap.parse_args()
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for folder in map(Path, args.folders):
-        picks = big_lists_for(folder) if args.big else lists_for(folder)
+        if args.near is not None:
+            picks = stale_near_lists_for(folder, args.near)
+        else:
+            picks = big_lists_for(folder) if args.big else lists_for(folder)
         if not picks:
             continue
         name = "_".join(folder.parts[-3:])   # dtype_arch_folder
