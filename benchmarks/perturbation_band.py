@@ -31,16 +31,47 @@ VALIDATION = {"bf16": ("validation", "validation_rc", "validation_cc", "validati
               "fp16": ("validation",), "fp8e4m3": ("validation",)}
 
 
-def dropping(load, fraction: float, seed: int):
-    """``dataset.load`` with a random ``fraction`` of the served dtype's problems left out."""
+def dropping(load, choose):
+    """``dataset.load`` with the problems ``choose(dataset)`` names left out."""
     def wrapped(*args, **kwargs):
         ds = load(*args, **kwargs)
-        keys = np.unique(ds.frame.loc[ds.frame["dtype"] == ds.dtype, "problem_key"])
-        gone = set(np.random.default_rng(seed).choice(keys, round(fraction * len(keys)),
-                                                      replace=False))
+        gone = choose(ds)
         kept = ds.frame[~ds.frame["problem_key"].isin(gone)].reset_index(drop=True)
         return build(kept, ds.hw, ds.files, ds.dtype, ds.held_out_problems)
     return wrapped
+
+
+def random_fraction(fraction: float, seed: int):
+    """A chooser: a random ``fraction`` of the served dtype's problems."""
+    def choose(ds):
+        keys = np.unique(ds.frame.loc[ds.frame["dtype"] == ds.dtype, "problem_key"])
+        return set(np.random.default_rng(seed).choice(keys, round(fraction * len(keys)),
+                                                      replace=False))
+    return choose
+
+
+def retrain_scores(model, opts, choosers, sets=None, log=print) -> list[dict]:
+    """The model's recipe (its manifest's files, ``opts``) re-trained once per chooser with the
+    problems it names left out; each run's validation means by set ({set: mean})."""
+    manifest = read_json(Path(model) / "manifest.json")
+    dtype, arch = manifest["dtype"], manifest["arch"]
+    files = [d["path"] for d in manifest["data"]]
+    original = train_mod.load
+    runs = []
+    for r, choose in enumerate(choosers):
+        train_mod.load = dropping(original, choose)
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                train_mod.train(files, dtype, arch, Path(tmp) / "m", opts)
+                got = {}
+                for s in sets or VALIDATION[dtype]:
+                    rep = validate(Path(tmp) / "m", [f"data/gemm/{dtype}/{arch}/{s}"])
+                    got[s] = rep["methods"]["model top-1"]["mean"]
+        finally:
+            train_mod.load = original
+        runs.append(got)
+        log(f"run {r}: " + ", ".join(f"{s} {100 * v:.2f}" for s, v in got.items()))
+    return runs
 
 
 def main():
@@ -50,25 +81,8 @@ def main():
     ap.add_argument("--drop", type=float, default=0.01)
     ap.add_argument("--out")
     args = ap.parse_args()
-    manifest = read_json(Path(args.model) / "manifest.json")
-    dtype, arch = manifest["dtype"], manifest["arch"]
-    opts = recipe_options(args.model)
-    files = [d["path"] for d in manifest["data"]]
-    original = train_mod.load
-    runs = []
-    for r in range(args.runs):
-        train_mod.load = dropping(original, args.drop, seed=1000 + r)
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                train_mod.train(files, dtype, arch, Path(tmp) / "m", opts)
-                got = {}
-                for s in VALIDATION[dtype]:
-                    rep = validate(Path(tmp) / "m", [f"data/gemm/{dtype}/{arch}/{s}"])
-                    got[s] = rep["methods"]["model top-1"]["mean"]
-        finally:
-            train_mod.load = original
-        runs.append(got)
-        print(f"run {r}: " + ", ".join(f"{s} {100 * v:.2f}" for s, v in got.items()), flush=True)
+    choosers = [random_fraction(args.drop, seed=1000 + r) for r in range(args.runs)]
+    runs = retrain_scores(args.model, recipe_options(args.model), choosers)
     band = {s: {"mean": float(np.mean([g[s] for g in runs])),
                 "sd": float(np.std([g[s] for g in runs], ddof=1)) if len(runs) > 1 else None,
                 "min": float(min(g[s] for g in runs)), "max": float(max(g[s] for g in runs))}

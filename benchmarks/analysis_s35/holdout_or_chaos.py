@@ -16,34 +16,30 @@ problems (random, not on held-out weights) left out; each run is scored on the v
 import argparse
 import dataclasses
 import json
-import tempfile
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from tilepick.bench.shapes import held_out_weights
-from tilepick.model import train as train_mod
-from tilepick.model.artifacts import read_json
-from tilepick.model.dataset import build
 from tilepick.model.evaluate import recipe_options
-from tilepick.model.validate import validate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from perturbation_band import retrain_scores  # noqa: E402 (the benchmarks' shared loop)
 
 
-def dropping_pooled(load, count: int, seed: int):
-    """``dataset.load`` with ``count`` random pooled-dtype problems off held-out weights left
-    out (the held-out ones stay)."""
+def pooled_off_held(count: int, seed: int):
+    """A chooser: ``count`` random pooled-dtype problems off held-out weights (the held-out
+    ones stay)."""
     held = held_out_weights()
 
-    def wrapped(*args, **kwargs):
-        ds = load(*args, **kwargs)
+    def choose(ds):
         f = ds.frame
         pooled = f[(f["dtype"] != ds.dtype)]
         on_held = np.array([(n, k) in held for n, k in zip(pooled["n"], pooled["k"])])
         keys = np.unique(pooled.loc[~on_held, "problem_key"])
-        gone = set(np.random.default_rng(seed).choice(keys, count, replace=False))
-        kept = f[~f["problem_key"].isin(gone)].reset_index(drop=True)
-        return build(kept, ds.hw, ds.files, ds.dtype, ds.held_out_problems)
-    return wrapped
+        return set(np.random.default_rng(seed).choice(keys, count, replace=False))
+    return choose
 
 
 def main():
@@ -53,22 +49,10 @@ def main():
     ap.add_argument("--count", type=int, default=8)
     ap.add_argument("--out")
     args = ap.parse_args()
-    manifest = read_json(Path(args.model) / "manifest.json")
-    dtype, arch = manifest["dtype"], manifest["arch"]
     opts = dataclasses.replace(recipe_options(args.model), hold_out=False)
-    files = [d["path"] for d in manifest["data"]]
-    original = train_mod.load
-    runs = []
-    for r in range(args.runs):
-        train_mod.load = dropping_pooled(original, args.count, seed=2000 + r)
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                train_mod.train(files, dtype, arch, Path(tmp) / "m", opts)
-                rep = validate(Path(tmp) / "m", [f"data/gemm/{dtype}/{arch}/validation"])
-                runs.append(100 * rep["methods"]["model top-1"]["mean"])
-        finally:
-            train_mod.load = original
-        print(f"run {r}: validation mean {runs[-1]:.2f}", flush=True)
+    choosers = [pooled_off_held(args.count, seed=2000 + r) for r in range(args.runs)]
+    runs = [100 * g["validation"] for g in retrain_scores(args.model, opts, choosers,
+                                                           sets=("validation",))]
     out = {"model": args.model, "count": args.count, "runs": runs,
            "mean": float(np.mean(runs)), "sd": float(np.std(runs, ddof=1)) if len(runs) > 1
            else None}
