@@ -6,10 +6,10 @@ Why a script: the fp16 and fp8 recipes are "session N's files", not folders (the
 grown since), so `tilepick train --data FOLDER ...` would not rebuild them. ``--add FILE ...``
 trains on more files with everything else the same (session 36: the re-timed pointer-kernel
 rows, each added file inside a folder the manifest already reads; others are refused, as they
-would change the recipe, not refresh it). ``--label-times`` varies that one option.
+would change the recipe, not refresh it). ``--label-times`` and ``--seed-ensemble`` vary that one option.
 
     python benchmarks/retrain_manifest.py MODEL_DIR OUT_DIR [--no-hold-out] [--add F ...]
-        [--label-times retimed|aligned|screen]
+        [--label-times retimed|aligned|screen] [--seed-ensemble N]
 """
 
 import argparse
@@ -41,11 +41,14 @@ def main():
     ap.add_argument("--no-hold-out", action="store_true")
     ap.add_argument("--add", nargs="*", default=[], help="more parquet files to train on")
     ap.add_argument("--label-times", choices=LABEL_TIMES, default=None)
+    ap.add_argument("--seed-ensemble", type=int, default=None, help="runs in the ensemble")
     args = ap.parse_args()
     manifest = read_json(Path(args.model) / "manifest.json")
     opts = dataclasses.replace(recipe_options(args.model), hold_out=not args.no_hold_out)
     if args.label_times:
         opts = dataclasses.replace(opts, label_times=args.label_times)
+    if args.seed_ensemble:
+        opts = dataclasses.replace(opts, seed_ensemble=args.seed_ensemble)
     files = with_added([d["path"] for d in manifest["data"]], args.add)
     train(files, manifest["dtype"], manifest["arch"], args.out, opts, log=print)
 
