@@ -29,13 +29,11 @@ configs of 7,068 problems, mostly small and decode problems, where the A/B read 
 """
 
 import argparse
-import gzip
-import json
 from pathlib import Path
 
 import pandas as pd
 
-from tilepick.bench.retime import current_view
+from tilepick.bench.retime import current_view, save_picks
 from tilepick.bench.shapes import write_problem_file
 from tilepick.data.io import read_frame
 from tilepick.problem import GemmProblem
@@ -63,36 +61,34 @@ def lists_for(folder: Path) -> dict[str, list[str]]:
     return {k: sorted(g["config_id"].unique()) for k, g in f.groupby("problem_key")}
 
 
-def big_lists_for(folder: Path) -> dict[str, list[str]]:
-    """{problem key: big-tile configs of the families within NEAR of its best} (``--big``)."""
-    files = sorted(folder.glob("*.parquet"))
-    if not files:
-        return {}
-    v = current_view(files)
-    best = v.groupby("problem_key")["time_ms"].transform("min")
-    pick = (v["family"].isin(FAMILIES) & ~output_bound(v)
-            & (v["block_m"] * v["block_n"] >= BIG_TILE) & (v["m"] * v["n"] >= BIG_OUTPUT)
-            & (best / v["time_ms"] >= NEAR))
-    return {k: sorted(g["config_id"].unique()) for k, g in v[pick].groupby("problem_key")}
-
-
-def stale_near_lists_for(folder: Path, near: float) -> dict[str, list[str]]:
-    """{problem key: the families' configs within ``near`` of its best, not re-timed since the
-    fix} (``--near``)."""
+def near_best_lists(folder: Path, near: float, select) -> dict[str, list[str]]:
+    """{problem key: configs of the families within ``near`` of its best (in the folder's
+    merged view) that ``select(view, raw rows)`` also keeps}."""
     from tilepick.model.dataset import read_raw
 
     files = sorted(folder.glob("*.parquet"))
     if not files:
         return {}
     v = current_view(files)
-    raw = read_raw(files)
-    fresh = raw.loc[raw["date"].astype(str) >= FIXED_SINCE, ["problem_key", "config_id"]]
-    fresh = set(zip(fresh["problem_key"], fresh["config_id"]))
     best = v.groupby("problem_key")["time_ms"].transform("min")
-    stale = [(k, c) not in fresh for k, c in zip(v["problem_key"], v["config_id"])]
-    pick = v["family"].isin(FAMILIES) & pd.Series(stale, index=v.index) & (
-        best / v["time_ms"] >= near)
+    pick = (v["family"].isin(FAMILIES) & (best / v["time_ms"] >= near)
+            & select(v, lambda: read_raw(files)))
     return {k: sorted(g["config_id"].unique()) for k, g in v[pick].groupby("problem_key")}
+
+
+def big_tiles(v: pd.DataFrame, raw) -> pd.Series:
+    """``--big``: tiles of >= BIG_TILE outputs on outputs of >= BIG_OUTPUT, not output-bound."""
+    return (~output_bound(v) & (v["block_m"] * v["block_n"] >= BIG_TILE)
+            & (v["m"] * v["n"] >= BIG_OUTPUT))
+
+
+def not_retimed_since_fix(v: pd.DataFrame, raw) -> pd.Series:
+    """``--near``: no row of the (problem, config) measured since the fix (FIXED_SINCE)."""
+    rows = raw()
+    fresh = rows.loc[rows["date"].astype(str) >= FIXED_SINCE, ["problem_key", "config_id"]]
+    fresh = set(zip(fresh["problem_key"], fresh["config_id"]))
+    return pd.Series([(k, c) not in fresh for k, c in zip(v["problem_key"], v["config_id"])],
+                     index=v.index)
 
 
 def main():
@@ -107,16 +103,16 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     for folder in map(Path, args.folders):
         if args.near is not None:
-            picks = stale_near_lists_for(folder, args.near)
+            picks = near_best_lists(folder, args.near, not_retimed_since_fix)
+        elif args.big:
+            picks = near_best_lists(folder, NEAR, big_tiles)
         else:
-            picks = big_lists_for(folder) if args.big else lists_for(folder)
+            picks = lists_for(folder)
         if not picks:
             continue
         name = "_".join(folder.parts[-3:])   # dtype_arch_folder
         write_problem_file([GemmProblem.from_key(k) for k in picks], out / f"{name}.jsonl")
-        # gzip'd: the lists ship in the repository, whose size the device's upload caps
-        (out / f"{name}.picks.json.gz").write_bytes(
-            gzip.compress(json.dumps(picks, indent=0, sort_keys=True).encode(), mtime=0))
+        save_picks(picks, out / f"{name}.picks.json.gz")   # gzip'd: the upload limit
         print(f"{folder}: {len(picks)} problems, {sum(map(len, picks.values()))} configs")
 
 

@@ -18,11 +18,11 @@ import json
 
 import numpy as np
 
+from tilepick.bench.shapes import read_problem_file
 from tilepick.model import metrics
 from tilepick.model.dataset import load
 from tilepick.model.predictor import Predictor
 from tilepick.model.validate import model_scores
-from tilepick.bench.shapes import read_problem_file
 from tilepick.problem import GemmProblem
 
 SMALL_FLOPS = 1e8   # kernels of a few microseconds, whose re-timed order is the noisiest
@@ -37,7 +37,8 @@ def efficiencies(model, data) -> dict:
             for i, r, e in zip(t["problem"], t["pick_row"], t["efficiency"])}
 
 
-def compare(old, new, data, worst: int, only: frozenset | None = None) -> dict:
+def compare(old, new, data, worst: int, only: frozenset | None = None) -> dict | None:
+    """The paired comparison on ``data`` (``only`` those problems); None for fewer than 2."""
     a, b = efficiencies(old, data), efficiencies(new, data)
     keys = sorted(k for k in a if only is None or k in only)
     if len(keys) < 2:

@@ -230,6 +230,10 @@ def test_picks_file_errors_name_the_file(tmp_path):
     good = {"gemm.bf16.rr.m1.n2.k3": ["gemm.cublas"]}
     (tmp_path / "p.json.gz").write_bytes(gzip.compress(json.dumps(good).encode()))
     assert read_picks(tmp_path / "p.json.gz") == good
+    from tilepick.bench.retime import save_picks
+    save_picks(good, tmp_path / "s.json.gz")   # what the list scripts write
+    assert gzip.decompress((tmp_path / "s.json.gz").read_bytes()) == json.dumps(
+        good, indent=0, sort_keys=True).encode()
     (tmp_path / "torn.json.gz").write_bytes(gzip.compress(b'{"a": [')[:-6])
     with pytest.raises(ValueError, match="torn.json.gz"):
         read_picks(tmp_path / "torn.json.gz")

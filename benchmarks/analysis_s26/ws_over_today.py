@@ -4,13 +4,15 @@ ws_pers / today's persistent TMA (TFLOP/s ratios).
 
     python benchmarks/analysis_s26/ws_over_today.py benchmarks/results/timing_order_s26/ws_probe_williams_fbb0297.json.gz
 """
-import gzip
 import json
 import sys
 
 import numpy as np
 
-result = json.loads((gzip.decompress if sys.argv[1].endswith(".gz") else bytes)(open(sys.argv[1], "rb").read()))
+from tilepick.data.io import open_text
+
+with open_text(sys.argv[1]) as fh:
+    result = json.load(fh)
 ratios = {"ws": [], "ws_pers": []}
 for shape in result["results"]:
     rows = {r["candidate"]: r["tflops"] for r in shape["rows"]}

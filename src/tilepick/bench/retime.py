@@ -29,7 +29,6 @@ pick and the oracle from the same rounds, the configs left out of the pass not c
 from __future__ import annotations
 
 import datetime as _dt
-import gzip
 import json
 import statistics
 import time
@@ -139,16 +138,22 @@ def write_picks(paths, out_file, model_dir: str | None = None, n: int = 8,
         ranker = model_ranker(str(dtype), model_dir)
         for key, g in part.groupby("problem_key", sort=True):
             picks[key] = first_measured(GemmProblem.from_key(key), set(g["config_id"]), ranker, n)
-    Path(out_file).write_text(json.dumps(picks, indent=0, sort_keys=True))
+    save_picks(picks, out_file)
     return picks
+
+
+def save_picks(picks: dict[str, list[str]], path) -> None:
+    """A picks file ({problem key: config ids}), gzip'd when ``path`` ends in ``.gz``."""
+    with io.open_text(path, "w") as fh:
+        fh.write(json.dumps(picks, indent=0, sort_keys=True))
 
 
 def read_picks(path) -> dict[str, list[str]]:
     """The file :func:`write_picks` writes (or its gzip'd copy, ``.gz``); a clear error for
     anything else."""
     try:
-        raw = Path(path).read_bytes()
-        picks = json.loads(gzip.decompress(raw) if str(path).endswith(".gz") else raw)
+        with io.open_text(path) as fh:
+            picks = json.load(fh)
     except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a picks file ({exc})") from None
     if not isinstance(picks, dict) or not all(

@@ -32,7 +32,6 @@ seed and a per-use salt, which is stable across Python versions and processes (u
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 import math
 import random
@@ -40,6 +39,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tilepick.data.io import open_text
 from tilepick.problem import LAYOUTS, DType, GemmProblem, ProblemError
 
 __all__ = [
@@ -947,13 +947,6 @@ def _row_to_problem(row: dict, dtype, layout: str) -> GemmProblem:
     return GemmProblem(**kw)
 
 
-def _open_text(path: Path, mode: str = "r", **kw):
-    """A problem file, gzip'd (``.gz``: how the long lists ship) or plain."""
-    if path.suffix.lower() == ".gz":
-        return gzip.open(path, mode + "t", encoding="utf-8", **kw)
-    return open(path, mode, encoding="utf-8", **kw)
-
-
 def _inner_suffix(path: Path) -> str:
     """The type suffix, under a ``.gz``."""
     return (path.with_suffix("") if path.suffix.lower() == ".gz" else path).suffix.lower()
@@ -965,7 +958,7 @@ def _is_jsonl(path: Path) -> bool:
         return False
     if suffix in _JSONL_SUFFIXES:
         return True
-    with _open_text(path) as fh:  # unknown suffix: sniff the first content
+    with open_text(path) as fh:  # unknown suffix: sniff the first content
         for line in fh:
             if line.strip():
                 return line.lstrip().startswith("{")
@@ -991,7 +984,7 @@ def read_problem_file(path: str | Path, dtype="bf16", layout: str = "rr") -> lis
         raise ProblemFileError(f"{path}:{line}: {msg}")
 
     if _is_jsonl(path):
-        with _open_text(path) as fh:
+        with open_text(path) as fh:
             for lineno, line in enumerate(fh, 1):
                 s = line.strip()
                 if not s or s.startswith("#"):
@@ -1008,7 +1001,7 @@ def read_problem_file(path: str | Path, dtype="bf16", layout: str = "rr") -> lis
                     fail(lineno, str(exc))
         return problems
 
-    with _open_text(path, newline="") as fh:
+    with open_text(path, newline="") as fh:
         reader = csv.reader(fh)
         header: list[str] | None = None
         for row in reader:
@@ -1065,7 +1058,7 @@ def write_problem_file(problems: Iterable[GemmProblem], path: str | Path) -> Pat
     columns = ["m", "n", "k", "batch", "dtype", "layout"] + [
         f for f in ("tf32", "lda", "ldb", "ldc", "base_align") if f in extra]
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _open_text(path, "w", newline="") as fh:
+    with open_text(path, "w", newline="") as fh:
         if jsonl:
             for row in rows:
                 fh.write(json.dumps({"op": "gemm", **{c: row[c] for c in columns}}) + "\n")

@@ -8,6 +8,8 @@ row is measured twice.
 
 from __future__ import annotations
 
+import gzip
+import io as io_
 import os
 import uuid
 from pathlib import Path
@@ -150,6 +152,16 @@ def drop_family(path: str | os.PathLike, family: str) -> dict[str, int]:
             continue
         _replace_with(f, table.filter(keep))
     return dropped
+
+
+def open_text(path: str | os.PathLike, mode: str = "r", **kw):
+    """A text file, gzip'd when its name ends in ``.gz`` (how long lists and results ship:
+    the repository must fit the GPU machine's upload), else plain; UTF-8 either way."""
+    if not str(path).lower().endswith(".gz"):
+        return open(path, mode, encoding="utf-8", **kw)
+    if "w" in mode:   # no time stamp: the same content gives the same bytes
+        return io_.TextIOWrapper(gzip.GzipFile(path, mode="wb", mtime=0), encoding="utf-8", **kw)
+    return gzip.open(path, mode + "t", encoding="utf-8", **kw)
 
 
 def write_json(path: str | os.PathLike | None, obj) -> None:
