@@ -1,7 +1,7 @@
 """How one commit's re-timing passes read against the data before them: per folder and
 family, the ratio of each re-timed config's new time to its time in the view without them
 (median, P10, P90). Families whose kernels did not change show the timing regime's shift
-(session 36: 1.02-1.07 for cuBLAS and the TMA families on a 4-GPU H200 host); the changed
+(session 36, first pass on a 4-GPU H200 host: folder medians 1.02-1.12 for cuBLAS, 1.02-1.20 for the TMA families); the changed
 ones show their speed-up on top of it.
 
     python benchmarks/pass_shift.py COMMIT_PREFIX [--data data/gemm/*/h200/*]

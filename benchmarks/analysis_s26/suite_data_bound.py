@@ -8,7 +8,6 @@ medians).
 
     python benchmarks/analysis_s26/suite_data_bound.py benchmarks/results/dispatch_llm_suite_s26_modelK_8c9a93a.jsonl.gz
 """
-import gzip
 import json
 import sys
 from pathlib import Path
@@ -16,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tilepick.data.io import read_frame
+from tilepick.data.io import open_text, read_frame
 from tilepick.model.dataset import clean
 
 rows_path = sys.argv[1]   # the suite's rows file (gzipped since session 29)
-with (gzip.open(rows_path, "rt") if rows_path.endswith(".gz") else open(rows_path)) as fh:
+with open_text(rows_path) as fh:
     rows = {r["problem"]: r for r in map(json.loads, fh)}
 frame = pd.concat([read_frame(d) for d in sorted(Path("data/gemm/bf16/h200").iterdir())
                    if d.is_dir()], ignore_index=True)

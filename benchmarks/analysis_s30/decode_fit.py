@@ -8,16 +8,17 @@ and how many rows with M >= 77 the picks leave within 1% of torch.matmul.
     python benchmarks/analysis_s30/decode_fit.py benchmarks/results/dispatch_llm_suite_s28_c3c2f39.jsonl.gz
 """
 
-import gzip
 import json
 import sys
 
 import numpy as np
 
+from tilepick.data.io import open_text
+
 
 def main():
     path = sys.argv[1]
-    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+    with open_text(path) as f:
         rows = [json.loads(line) for line in f]
     for who in ("torch", "best"):
         mb, us = [], []

@@ -7,10 +7,11 @@ cuBLAS, with large-M rows that tie it; the split by M says which rows move the g
 """
 
 import collections
-import gzip
 import json
 import math
 import sys
+
+from tilepick.data.io import open_text
 
 MODES = ("heuristic", "hybrid")
 
@@ -20,8 +21,7 @@ def geomean(xs):
 
 
 def main(path: str) -> None:
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
+    with open_text(path) as f:
         rows = [json.loads(line) for line in f]
     by: dict = collections.defaultdict(lambda: collections.defaultdict(list))
     not_cublas = collections.Counter()

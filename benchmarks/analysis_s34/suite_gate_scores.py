@@ -10,12 +10,12 @@ rows where the Triton pick wins; this lists the candidates (session 34: none doe
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 
 import numpy as np
 
 from tilepick.config import VENDOR_FAMILIES
+from tilepick.data.io import open_text
 from tilepick.model.predictor import Predictor
 from tilepick.problem import GemmProblem
 
@@ -35,8 +35,8 @@ def main() -> None:
     ap.add_argument("rows")
     ap.add_argument("--model", default=None)
     a = ap.parse_args()
-    opener = gzip.open if a.rows.endswith(".gz") else open
-    rows = [json.loads(line) for line in opener(a.rows, "rt")]
+    with open_text(a.rows) as fh:
+        rows = [json.loads(line) for line in fh]
     pred = Predictor(a.model) if a.model else Predictor.load(arch="h200", dtype="bf16")
     out = []
     for r in rows:
