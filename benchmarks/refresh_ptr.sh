@@ -7,8 +7,10 @@
 #
 # NAME is dtype_arch_folder (benchmarks/problems/ptr_refresh/NAME.jsonl and .picks.json.gz;
 # data/gemm/<dtype>/<arch>/<folder>), or dtype_arch_folder@PART for a part of a long list
-# (NAME@PART.jsonl, the folder's picks), so that one folder can be split over GPUs. Training folders: 3 rounds, the picks and the near
-# contenders only (EXTRA "--model-top 0 --no-baselines --within 0.95 --top 8 --no-previous").
+# (NAME@PART.jsonl, the folder's picks), so that one folder can be split over GPUs.
+# LISTS=DIR reads the lists from DIR (--big's: benchmarks/problems/ptr_refresh_big).
+# Training folders: 3 rounds, the picks and the near contenders only (EXTRA "--model-top 0
+# --no-baselines --within 0.95 --top 8 --no-previous").
 # Validation folders: a first pass like that, then (EXTRA "val") a 12-round pass of session
 # 34's settings over the same problems, so their latest pass is a 12-round one holding the
 # model's picks and the baselines' candidates.
