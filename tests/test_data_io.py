@@ -90,12 +90,22 @@ def test_round_trip_values_dtypes_and_order(tmp_path):
     df = io.read_frame(tmp_path)
     assert list(df.columns) == NAMES
     assert len(df) == len(rows)
+    floats = {f.name for f in SCHEMA if f.type in (pa.float64(), pa.list_(pa.float64()))}
     for i, row in enumerate(rows):
         got = df.iloc[i].to_dict()
         for name in NAMES:
             want = row[name]
             value = list(got[name]) if isinstance(want, list) else got[name]
-            assert value == want, name
+            if name in floats and want is not None:   # stored as float32 (DISK_SCHEMA)
+                assert value == pytest.approx(want, rel=1e-6), name
+            else:
+                assert value == want, name
+    # on disk the floats are float32, every other column as declared
+    disk = pq.read_schema(part)
+    for field in disk:
+        want = SCHEMA.field(field.name).type
+        assert field.type == (pa.float32() if want == pa.float64() else
+                              pa.list_(pa.float32()) if want == pa.list_(pa.float64()) else want)
     # dtypes follow the arrow types (no silent float for int, object for bool, ...)
     for field in SCHEMA:
         dt = df[field.name].dtype
@@ -192,6 +202,27 @@ def test_files_written_before_an_optional_column_read_it_as_null(tmp_path):
     rounds = dict(zip(table.column("problem_key").to_pylist(),
                       table.column("round_ms").to_pylist()))
     assert rounds[P2.key()] is None and rounds[P1.key()] == pytest.approx([1.2375, 1.25, 1.275])
+
+
+def test_float64_files_read_exactly_and_compact_narrows_them_to_float32(tmp_path):
+    """Files written before session 37 store their floats as float64: they read back exactly
+    (widened in memory either way); compacting one writes float32, the same values to 7
+    digits; a float column of another type (a string) is still refused."""
+    row = full_row(P1, PTR, time_ms=0.123456789012)
+    pq.write_table(stored_float64 := to_table([row]).drop_columns(["tflops", "gbps"]),
+                   tmp_path / "old.parquet")
+    assert stored_float64.schema.field("time_ms").type == pa.float64()
+    old = io.read_frame(tmp_path / "old.parquet")
+    assert old["time_ms"][0] == 0.123456789012 and old["time_ms"].dtype == "float64"
+    io.compact(tmp_path / "old.parquet", tmp_path / "new.parquet")
+    assert pq.read_schema(tmp_path / "new.parquet").field("time_ms").type == pa.float32()
+    new = io.read_frame(tmp_path / "new.parquet")
+    assert new["time_ms"].dtype == "float64"
+    assert new["time_ms"][0] == pytest.approx(0.123456789012, rel=1e-7)
+    assert new["time_ms"][0] != 0.123456789012          # narrowed, not kept
+    assert list(new["round_ms"][0]) == pytest.approx(list(old["round_ms"][0]), rel=1e-7)
+    assert new.drop(columns=[c for c in new if new[c].dtype == "float64"] + ["round_ms"]).equals(
+        old.drop(columns=[c for c in old if old[c].dtype == "float64"] + ["round_ms"]))
 
 
 def test_read_rejects_part_missing_a_column(tmp_path):
@@ -350,7 +381,7 @@ def test_compact_merges_dedupes_and_sorts(tmp_path):
     assert row.time_ms.item() == 3.0
     assert row.time_p20_ms.item() == pytest.approx(row.time_ms.item() * 0.9)
     row = df[(df.problem_key == P2.key()) & (df.config_id == PTR.id)]
-    assert row.time_ms.item() in (1.0, 1.1)
+    assert row.time_ms.item() in (1.0, pytest.approx(1.1, rel=1e-7))   # float32 on disk
     # nulls survive compaction (int and bool columns with nulls included)
     sp = df[df.config_id == SPLITK.id].iloc[0]
     assert not sp.valid and sp.invalid_reason == "compile: OutOfResources"

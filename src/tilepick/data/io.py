@@ -98,7 +98,7 @@ def compact(src: str | os.PathLike, dest: str | os.PathLike, overwrite: bool = F
     df = df.sort_values(["problem_key", "config_id"]).reset_index(drop=True)
     table = pa.Table.from_pandas(df[STORED_NAMES], schema=STORED_SCHEMA, preserve_index=False)
     Path(dest).parent.mkdir(parents=True, exist_ok=True)
-    _replace_with(dest, table)
+    _replace_with(dest, stored(table))
     return table.num_rows
 
 
@@ -109,10 +109,10 @@ def _float_columns(table: pa.Table) -> list[str]:
 def _replace_with(dest: str | os.PathLike, table: pa.Table) -> None:
     """``dest`` becomes ``table`` (a dataset file's compression), complete or not at all.
 
-    Float columns (the times, mostly) are written byte-stream-split rather than dictionary
-    encoded: lossless, and 12% smaller files on the bf16 data (session 36), which matters
-    because the datasets ship in the repository and the repository must fit the GPU machine's
-    upload."""
+    Float columns (the times, mostly; float32 on disk, ``schema.DISK_SCHEMA``) are written
+    byte-stream-split rather than dictionary encoded: lossless, and 12% smaller files on the
+    bf16 data (session 36), which matters because the datasets ship in the repository and the
+    repository must fit the GPU machine's upload."""
     tmp = Path(str(dest) + ".tmp")
     floats = _float_columns(table)
     pq.write_table(table, tmp, compression=COMPRESSION, compression_level=9,
@@ -150,7 +150,7 @@ def drop_family(path: str | os.PathLike, family: str) -> dict[str, int]:
         if n == table.num_rows:
             os.remove(f)
             continue
-        _replace_with(f, table.filter(keep))
+        _replace_with(f, stored(validate(table.filter(keep))))
     return dropped
 
 
