@@ -207,7 +207,7 @@ def test_files_written_before_an_optional_column_read_it_as_null(tmp_path):
 def test_float64_files_read_exactly_and_compact_narrows_them_to_float32(tmp_path):
     """Files written before session 37 store their floats as float64: they read back exactly
     (widened in memory either way); compacting one writes float32, the same values to 7
-    digits; a float column of another type (a string) is still refused."""
+    digits, every other column unchanged."""
     row = full_row(P1, PTR, time_ms=0.123456789012)
     pq.write_table(stored_float64 := to_table([row]).drop_columns(["tflops", "gbps"]),
                    tmp_path / "old.parquet")

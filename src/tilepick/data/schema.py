@@ -90,7 +90,7 @@ def _narrow(typ: pa.DataType) -> pa.DataType:
 
 #: the stored columns as written to disk: float64 (times, spreads, errors, compile seconds)
 #: narrowed to float32. Why (session 37): the datasets ship in the repository, which must fit
-#: the GPU machine's 64 MiB upload; float32 files are 30% smaller (49.4 -> 34.3 MB), and its
+#: the GPU machine's 64 MiB upload; float32 files are 30% smaller (49.4 -> 34.4 MB), and its
 #: 7 significant digits are far below the timing noise (>= 0.3%). Readers widen back to the
 #: in-memory float64 of :data:`STORED_SCHEMA`; files written before keep float64 and read the same.
 DISK_SCHEMA = pa.schema([pa.field(f.name, _narrow(f.type)) for f in STORED_SCHEMA])
