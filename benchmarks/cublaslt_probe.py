@@ -182,8 +182,8 @@ SUITE_WEIGHTS = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192
                  (10240, 8192), (57344, 8192), (8192, 28672)]   # (N, K) of the LLM suite
 
 
-def default_shapes() -> list[str]:
-    return [f"{m}x{n}x{k}:{lay}" for m in (128, 1024, 3000, 8192) for n, k in SUITE_WEIGHTS
+def default_shapes(m_values) -> list[str]:
+    return [f"{m}x{n}x{k}:{lay}" for m in m_values for n, k in SUITE_WEIGHTS
             for lay in ("rr", "rc")]
 
 
@@ -220,6 +220,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--shapes", nargs="*", default=None)
+    ap.add_argument("--m-values", default="128,1024,3000,8192",
+                    help="M of the suite weights' shapes when --shapes is not given (the LLM "
+                         "suite's: 1,16,77,128,1000,1024,3000,4096,8192)")
     ap.add_argument("--algos", type=int, default=24)
     ap.add_argument("--screen-rounds", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=9)
@@ -233,7 +236,7 @@ def main():
     lt = Lt()
     t0 = time.time()
     rows = []
-    for spec in args.shapes or default_shapes():
+    for spec in args.shapes or default_shapes([int(m) for m in args.m_values.split(",")]):
         if time.time() - t0 > args.budget_s:
             print(f"budget spent: stopped before {spec}")
             break
