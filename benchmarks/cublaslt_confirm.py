@@ -108,7 +108,8 @@ def main():
         if time.time() - t0 > args.budget_s:
             print(f"budget spent: stopped before {r['spec']}")
             break
-        row = confirm(r["spec"], r.get("screen_pick"), args.rounds)
+        pick = r.get("screen_pick")   # the probe named entries "lt.<name>"
+        row = confirm(r["spec"], pick and pick.removeprefix("lt."), args.rounds)
         rows.append(row)
         bad = [n for n, ok in row["rebuilt_same"].items() if ok is not True]
         print(f"{row['spec']:22s} pick {row['pick_over_torch'] or 0:.3f}x  first "
