@@ -20,7 +20,6 @@ rounds. cuBLASLt is called through ctypes on the library torch has loaded (no ex
 from __future__ import annotations
 
 import argparse
-import ctypes
 import statistics
 import sys
 import time
@@ -29,153 +28,20 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from probe_kit import CheckedCandidates  # noqa: E402
 
-# cuBLASLt enums (cublasLt.h, library_types.h, cublas_api.h)
-CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14
-CUBLAS_COMPUTE_32F = 68
-DESC_TRANSA, DESC_TRANSB = 3, 4
-PREF_MAX_WORKSPACE_BYTES = 1
-OP_N, OP_T = 0, 1
-# algorithm config attributes: (name, id, size in bytes)
-ALGO_ATTRS = [("algo", 0, 4), ("tile", 1, 4), ("splitk", 2, 4), ("reduction", 3, 4),
-              ("swizzle", 4, 4), ("custom", 5, 4), ("stages", 6, 4), ("inner", 7, 2),
-              ("cluster", 8, 2)]
-WORKSPACE_BYTES = 32 << 20
+from tilepick.solvers import cublaslt_lib as lt  # noqa: E402
 
 
-class Algo(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_uint64 * 8)]
-
-
-class HeuristicResult(ctypes.Structure):
-    _fields_ = [("algo", Algo), ("workspaceSize", ctypes.c_size_t), ("state", ctypes.c_int),
-                ("wavesCount", ctypes.c_float), ("reserved", ctypes.c_int * 4)]
-
-
-def _library():
-    """The libcublasLt torch has loaded (after a CUDA matmul), by its path in this process,
-    with every function's argument types declared (sizes and handles are 64-bit)."""
+def entries(a, b, out, count: int):
+    """cuBLASLt's heuristic entries for out = a @ b: ({name, rank, workspace, waves}, a
+    runner) each (``tilepick.solvers.cublaslt_lib``; the results of commits 1b6ee28 and
+    b12542b came from this script's own copy of that binding, since moved there)."""
     import torch
 
-    torch.ones(8, 8, device="cuda") @ torch.ones(8, 8, device="cuda")
-    torch.cuda.synchronize()
-    path = next((line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines()
-                 if "libcublasLt" in Path(line.split()[-1]).name), None)
-    if path is None:
-        raise RuntimeError("libcublasLt is not loaded in this process")
-    lib = ctypes.CDLL(path)
-    vp, out = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
-    i32, size = ctypes.c_int, ctypes.c_size_t
-    for name, args in {
-        "cublasLtCreate": [out],
-        "cublasLtMatmulDescCreate": [out, i32, i32],
-        "cublasLtMatmulDescSetAttribute": [vp, i32, vp, size],
-        "cublasLtMatrixLayoutCreate": [out, i32, ctypes.c_uint64, ctypes.c_uint64,
-                                       ctypes.c_int64],
-        "cublasLtMatmulPreferenceCreate": [out],
-        "cublasLtMatmulPreferenceSetAttribute": [vp, i32, vp, size],
-        "cublasLtMatmulAlgoGetHeuristic": [vp, vp, vp, vp, vp, vp, vp, i32,
-                                           ctypes.POINTER(HeuristicResult),
-                                           ctypes.POINTER(i32)],
-        "cublasLtMatmul": [vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp,
-                           ctypes.POINTER(Algo), vp, size, vp],
-        "cublasLtMatmulAlgoConfigGetAttribute": [ctypes.POINTER(Algo), i32, vp, size,
-                                                 ctypes.POINTER(size)],
-    }.items():
-        fn = getattr(lib, name)
-        fn.argtypes, fn.restype = args, i32
-    return lib
-
-
-class Lt:
-    """A cuBLASLt handle, and plans for row-major C = A @ B of torch tensors."""
-
-    def __init__(self):
-        import torch
-
-        self.lib = _library()
-        self.handle = ctypes.c_void_p()
-        self._ok(self.lib.cublasLtCreate(ctypes.byref(self.handle)), "cublasLtCreate")
-        self.workspace = torch.empty(WORKSPACE_BYTES, dtype=torch.uint8, device="cuda")
-
-    @staticmethod
-    def _ok(status, what):
-        if status != 0:
-            raise RuntimeError(f"{what}: cuBLAS status {status}")
-
-    def _layout(self, dtype, rows, cols, ld):
-        lay = ctypes.c_void_p()
-        self._ok(self.lib.cublasLtMatrixLayoutCreate(
-            ctypes.byref(lay), dtype, rows, cols, ld), "cublasLtMatrixLayoutCreate")
-        return lay
-
-    def plan(self, a, b, out, count: int):
-        """The heuristic's entries for out = a @ b (2-D, each operand row- or column-major,
-        out row-major): (config ids, a runner per entry). Column-major view: out^T = b^T a^T,
-        so cuBLASLt's A is b and its B is a."""
-        import torch
-
-        dt = {torch.bfloat16: CUDA_R_16BF, torch.float16: CUDA_R_16F}[a.dtype]
-        m, k = a.shape
-        n = b.shape[1]
-        desc = ctypes.c_void_p()
-        self._ok(self.lib.cublasLtMatmulDescCreate(ctypes.byref(desc), CUBLAS_COMPUTE_32F,
-                                                   CUDA_R_32F), "cublasLtMatmulDescCreate")
-
-        def operand(t, rows, cols):
-            # t is [rows_of_op, cols_of_op] of the column-major product's operand, transposed
-            if t.stride(1) == 1:       # row-major [cols, rows] storage = col-major rows x cols
-                return OP_N, self._layout(dt, rows, cols, t.stride(0))
-            return OP_T, self._layout(dt, cols, rows, t.stride(1))
-
-        op_a, lay_a = operand(b, n, k)     # b^T: n x k
-        op_b, lay_b = operand(a, k, m)     # a^T: k x m
-        for attr, op in ((DESC_TRANSA, op_a), (DESC_TRANSB, op_b)):
-            v = ctypes.c_int32(op)
-            self._ok(self.lib.cublasLtMatmulDescSetAttribute(desc, attr, ctypes.byref(v), 4),
-                     "cublasLtMatmulDescSetAttribute")
-        lay_c = self._layout(dt, n, m, out.stride(0))
-        pref = ctypes.c_void_p()
-        self._ok(self.lib.cublasLtMatmulPreferenceCreate(ctypes.byref(pref)), "preference")
-        ws = ctypes.c_uint64(WORKSPACE_BYTES)
-        self._ok(self.lib.cublasLtMatmulPreferenceSetAttribute(
-            pref, PREF_MAX_WORKSPACE_BYTES, ctypes.byref(ws), 8), "preference workspace")
-        results = (HeuristicResult * count)()
-        got = ctypes.c_int(0)
-        self._ok(self.lib.cublasLtMatmulAlgoGetHeuristic(
-            self.handle, desc, lay_a, lay_b, lay_c, lay_c, pref, count, results,
-            ctypes.byref(got)), "cublasLtMatmulAlgoGetHeuristic")
-        alpha, beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
-        entries = []
-        for i in range(got.value):
-            r = results[i]
-            if r.state != 0:
-                continue
-            cfg = self.config(r.algo)
-            cfg.update(rank=i, workspace=int(r.workspaceSize), waves=float(r.wavesCount))
-
-            def run(r=r):
-                self._ok(self.lib.cublasLtMatmul(
-                    self.handle, desc, ctypes.byref(alpha), b.data_ptr(), lay_a, a.data_ptr(),
-                    lay_b, ctypes.byref(beta), out.data_ptr(), lay_c, out.data_ptr(), lay_c,
-                    ctypes.byref(r.algo), self.workspace.data_ptr(), WORKSPACE_BYTES,
-                    torch.cuda.current_stream().cuda_stream), "cublasLtMatmul")
-            entries.append((cfg, run))
-        return entries
-
-    def config(self, algo) -> dict:
-        cfg = {}
-        for name, attr, size in ALGO_ATTRS:
-            buf = ctypes.c_uint64(0)
-            written = ctypes.c_size_t(0)
-            st = self.lib.cublasLtMatmulAlgoConfigGetAttribute(
-                ctypes.byref(algo), attr, ctypes.byref(buf), size, ctypes.byref(written))
-            cfg[name] = int(buf.value) if st == 0 else None
-        return cfg
-
-
-def config_id(cfg: dict) -> str:
-    return ("lt.a{algo}.t{tile}.s{stages}.k{splitk}.r{reduction}.w{swizzle}.c{custom}"
-            ".i{inner}.cl{cluster}").format(**cfg)
+    g = lt.for_tensors(a, b, out)
+    stream = torch.cuda.current_stream().cuda_stream
+    return [({"name": "lt." + name.name, **info},
+             lambda algo=algo: g.run(algo, a, b, out, stream))
+            for name, algo, info in g.heuristic(count)]
 
 
 SUITE_WEIGHTS = [(4096, 4096), (6144, 4096), (28672, 4096), (4096, 14336), (8192, 8192),
@@ -187,17 +53,14 @@ def default_shapes(m_values) -> list[str]:
             for lay in ("rr", "rc")]
 
 
-def probe(lt: Lt, spec: str, algos: int, screen_rounds: int, rounds: int, top: int) -> dict:
+def probe(spec: str, algos: int, screen_rounds: int, rounds: int, top: int) -> dict:
     t0 = time.time()
     cc = CheckedCandidates(spec)
     out = cc.output()
     ids = {}
-    for cfg, run in lt.plan(cc.inp.a, cc.inp.b, out, algos):
-        name = config_id(cfg)
-        if name in ids:       # the heuristic can list an algorithm twice (other workspace)
-            continue
-        ids[name] = cfg
-        cc.add(name, run, out)
+    for info, run in entries(cc.inp.a, cc.inp.b, out, algos):
+        ids[info["name"]] = info
+        cc.add(info["name"], run, out)
     screen, _ = cc.time(screen_rounds, max_ms=20.0)
     lts = [r for r in screen if r["candidate"] != "cublas"]
     keep = {r["candidate"] for r in lts[:top]} | {"cublas"}
@@ -239,7 +102,6 @@ def main():
     from tilepick.data.io import write_json
     from tilepick.provenance import collect
 
-    lt = Lt()
     t0 = time.time()
     rows = []
     for spec in args.shapes or default_shapes([int(m) for m in args.m_values.split(",")]):
@@ -247,7 +109,7 @@ def main():
             print(f"budget spent: stopped before {spec}")
             break
         try:
-            row = probe(lt, spec, args.algos, args.screen_rounds, args.rounds, args.top)
+            row = probe(spec, args.algos, args.screen_rounds, args.rounds, args.top)
         except Exception as exc:   # a shape cuBLASLt refuses is a finding, not the end
             row = {"spec": spec, "error": f"{type(exc).__name__}: {exc}"}
             print(spec, row["error"])

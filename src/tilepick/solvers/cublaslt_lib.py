@@ -89,6 +89,31 @@ class LtAlgo:
 assert [f.name for f in fields(LtAlgo)] == [a[0] for a in LtAlgo.ATTRS]
 
 
+@functools.lru_cache(maxsize=None)
+def enums() -> dict:
+    """cublasLt.h's tile, stage and cluster-shape enums as numbers ({value: dims}; stages
+    [K per stage, count, 0 = AUTO]), read from the CUDA 13.0 header of the GPU machines
+    (``benchmarks/cublaslt_confirm.py --enums``): names become sizes a reader (and a model)
+    can use. The values are the library's ABI, stable across its minor versions."""
+    import json
+
+    raw = json.loads((Path(__file__).parent / "cublaslt_enums.json").read_text())
+    return {k: {int(i): tuple(v) for i, v in raw[k].items()} for k in ("tile", "stages", "cluster")}
+
+
+def describe(name: LtAlgo) -> str:
+    """``a66.t197.s35.k1.r0.w0.c2.i0.cl5`` as sizes: tile (rows x columns of cuBLASLt's
+    column-major C, i.e. N x M of a row-major C = A @ B), K per stage and stage count, cluster
+    shape, split-K, custom option; values missing from the table print as their number."""
+    e = enums()
+    tile = "x".join(map(str, e["tile"].get(name.tile, (f"tile{name.tile}",))))
+    k, count = e["stages"].get(name.stages, (None, None))
+    stages = f"k{k}x{count or 'auto'}" if k else f"stages{name.stages}"
+    cluster = "x".join(map(str, e["cluster"].get(name.cluster, (f"cluster{name.cluster}",))))
+    return (f"algo {name.algo} tile {tile} {stages} cluster {cluster} split-K {name.splitk}"
+            f" custom {name.custom}")
+
+
 def _declare(lib) -> None:
     """Every function's argument types (handles and sizes are 64-bit: undeclared, ctypes would
     pass Python ints as 32-bit C ints)."""
