@@ -89,6 +89,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--shapes", nargs="*", default=None)
+    ap.add_argument("--shapes-file", default=None, help="one MxNxK:layout a line")
     ap.add_argument("--m-values", default="128,1024,3000,8192",
                     help="M of the suite weights' shapes when --shapes is not given (the LLM "
                          "suite's: 1,16,77,128,1000,1024,3000,4096,8192)")
@@ -104,6 +105,8 @@ def main():
 
     t0 = time.time()
     rows = []
+    if args.shapes_file:
+        args.shapes = (args.shapes or []) + Path(args.shapes_file).read_text().split()
     for spec in args.shapes or default_shapes([int(m) for m in args.m_values.split(",")]):
         if time.time() - t0 > args.budget_s:
             print(f"budget spent: stopped before {spec}")
