@@ -180,7 +180,10 @@ def library():
 
 @functools.lru_cache(maxsize=None)
 def _handle(device_index: int):
-    """One cuBLASLt handle and workspace per device (a handle is not bound to a stream)."""
+    """One cuBLASLt handle and workspace per device (a handle is not bound to a stream).
+    The workspace is shared by every launch on the device: enough for the probes, which run
+    on one stream; a solver serving several streams at once needs one per (device, stream),
+    as the split-K families keep their buffers."""
     import torch
 
     lib = library()
