@@ -65,6 +65,43 @@ def test_library_without_cuda_says_so():
         lt.library()
 
 
+@pytest.mark.parametrize("shapes,dtypes,why", [
+    (((4, 8), (8, 16), (4, 16, 1)), None, "2-D operands"),
+    (((4, 8), (7, 16), (4, 16)), None, "do not multiply"),
+    (((4, 8), (8, 16), (4, 15)), None, "do not multiply"),
+    (((4, 8), (8, 16), (4, 16)), ("bfloat16", "float16", "bfloat16"), "dtypes differ"),
+    (((4, 8), (8, 16), (4, 16)), None, "one CUDA device"),     # CPU tensors
+])
+def test_for_tensors_refuses_what_it_cannot_serve(shapes, dtypes, why):
+    torch = pytest.importorskip("torch")
+    dtypes = dtypes or ("bfloat16",) * 3
+    a, b, out = (torch.zeros(s, dtype=getattr(torch, d)) for s, d in zip(shapes, dtypes))
+    with pytest.raises(ValueError, match=why):
+        lt.for_tensors(a, b, out)
+
+
+def test_for_tensors_refuses_a_column_major_out():
+    torch = pytest.importorskip("torch")
+    a, b = torch.zeros(4, 8), torch.zeros(8, 16)
+    with pytest.raises(ValueError, match="out must be row-major"):
+        lt.for_tensors(a, b, torch.zeros(16, 4).t())
+
+
+def test_run_refuses_tensors_of_another_signature_before_launching():
+    """A plan's descriptors describe one signature; other tensors would be read out of
+    bounds, so run() refuses them before calling cuBLASLt (no library needed to see it)."""
+    torch = pytest.importorskip("torch")
+    plan = object.__new__(lt.LtGemm)   # the signature only: no library on this machine
+    plan.signature = ((4, 8), (8, 16), (4, 16), (8, 1), (16, 1), 16, "bfloat16")
+    a, b = torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 16, dtype=torch.bfloat16)
+    for out, other in ((torch.zeros(4, 16, dtype=torch.float16), None),      # dtype
+                       (torch.zeros(4, 32, dtype=torch.bfloat16)[:, :16], None),   # ldc
+                       (torch.zeros(4, 16, dtype=torch.bfloat16), (8, 32))):    # a's shape
+        x = torch.zeros(*other, dtype=torch.bfloat16) if other else a
+        with pytest.raises(ValueError, match="do not fit this plan"):
+            plan.run(None, x, b, out, 0)
+
+
 class _FakeLib:
     """Records the declarations ``_declare`` makes."""
 

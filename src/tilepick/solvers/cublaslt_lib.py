@@ -5,9 +5,10 @@ Why: torch.matmul runs the one algorithm cuBLAS's heuristic puts first. cuBLASLt
 others (``cublasLtMatmulAlgoGetHeuristic``: the algorithm id with its tile, stage, split-K,
 swizzle, custom-option and cluster-shape settings) and runs any of them; on the LLM suite (one
 H200) the entry fastest in a screening pass beat torch.matmul by 2.35% geomean when timed
-again in fresh rounds, up to 10% at M = 128 (BENCHMARKS "Session 38"). PyTorch's TunableOp
-cannot ask for them on CUDA (its algorithm lists are ROCm's), and no Python package on the
-GPU machines wraps cuBLASLt, so this binds the library torch has already loaded.
+again in fresh rounds (9.8% over the 16 rows at M = 128; BENCHMARKS "Session 38").
+PyTorch's TunableOp cannot ask for them on CUDA (its algorithm lists are ROCm's), and no
+Python package on the GPU machines wraps cuBLASLt, so this binds the library torch has
+already loaded.
 
 An entry's name (:class:`LtAlgo`, ``a66.t197.s35.k1.r0.w0.c2.i0.cl5``) lists every settable
 field of its algorithm config, so datasets, models and the perf-db can name it, and
@@ -94,7 +95,7 @@ def enums() -> dict:
     """cublasLt.h's tile, stage and cluster-shape enums as numbers ({value: dims}; stages
     [K per stage, count, 0 = AUTO]), read from the CUDA 13.0 header of the GPU machines
     (``benchmarks/cublaslt_confirm.py --enums``): names become sizes a reader (and a model)
-    can use. The values are the library's ABI, stable across its minor versions."""
+    can use. Another cuBLAS version may add values; :func:`describe` prints those as numbers."""
     import json
 
     raw = json.loads((Path(__file__).parent / "cublaslt_enums.json").read_text())
@@ -221,6 +222,9 @@ class LtGemm:
         self.lib = library()
         self.handle, self.workspace = _handle(device_index)
         self.dtype = _DTYPES[dtype]
+        # what run() checks its tensors against: the descriptors describe these and no others
+        self.signature = ((m, k), (k, n), (m, n), tuple(a_strides), tuple(b_strides), ldc,
+                          dtype)
         self._owned = []
         self.desc = self._new("cublasLtMatmulDescCreate", CUBLAS_COMPUTE_32F, CUDA_R_32F)
         op_a, *lay_a = operand_layout(n, k, tuple(b_strides))
@@ -302,7 +306,15 @@ class LtGemm:
         return algo
 
     def run(self, algo: _Algo, a, b, out, stream: int) -> None:
-        """out = a @ b with ``algo`` on ``stream`` (a CUDA stream handle)."""
+        """out = a @ b with ``algo`` on ``stream`` (a CUDA stream handle); ValueError, before
+        any launch, for tensors of another signature than the descriptors' (cuBLASLt would
+        read and write out of their bounds)."""
+        got = (tuple(a.shape), tuple(b.shape), tuple(out.shape), tuple(a.stride()),
+               tuple(b.stride()), max(out.stride(0), out.shape[1]) if out.stride(1) == 1 else
+               None, str(a.dtype).removeprefix("torch."))
+        if got != self.signature or b.dtype != a.dtype or out.dtype != a.dtype:
+            raise ValueError(f"tensors (shapes, strides, ldc, dtype) {got} with b {b.dtype}, "
+                             f"out {out.dtype} do not fit this plan's {self.signature}")
         _check(self.lib.cublasLtMatmul(
             self.handle, self.desc, ctypes.byref(self._alpha), b.data_ptr(), self.lay_a,
             a.data_ptr(), self.lay_b, ctypes.byref(self._beta), out.data_ptr(), self.lay_c,
@@ -311,13 +323,23 @@ class LtGemm:
 
 
 def for_tensors(a, b, out) -> LtGemm:
-    """The descriptors of ``out = a @ b`` for these 2-D CUDA tensors (out row-major)."""
+    """The descriptors of ``out = a @ b`` for these 2-D CUDA tensors (out row-major); a
+    ValueError naming the mismatch for anything else, before cuBLASLt sees it."""
     if a.dim() != 2 or b.dim() != 2 or out.dim() != 2:
-        raise ValueError("the cuBLASLt binding takes 2-D operands")
-    if out.stride(1) != 1:
-        raise ValueError(f"out must be row-major, got strides {tuple(out.stride())}")
+        raise ValueError(f"the cuBLASLt binding takes 2-D operands, got a {tuple(a.shape)}, "
+                         f"b {tuple(b.shape)}, out {tuple(out.shape)}")
     m, k = a.shape
     n = b.shape[1]
+    if b.shape[0] != k or tuple(out.shape) != (m, n):
+        raise ValueError(f"shapes do not multiply: a {tuple(a.shape)} @ b {tuple(b.shape)} "
+                         f"into out {tuple(out.shape)}")
+    if not a.dtype == b.dtype == out.dtype:
+        raise ValueError(f"dtypes differ: a {a.dtype}, b {b.dtype}, out {out.dtype}")
+    if out.stride(1) != 1:
+        raise ValueError(f"out must be row-major, got strides {tuple(out.stride())}")
+    if not (a.device == b.device == out.device and a.device.type == "cuda"):
+        raise ValueError(f"operands must be on one CUDA device, got a on {a.device}, b on "
+                         f"{b.device}, out on {out.device}")
     return LtGemm(m, n, k, str(a.dtype).removeprefix("torch."), tuple(a.stride()),
                   tuple(b.stride()), max(out.stride(0), n), a.device.index or 0)
 
