@@ -122,7 +122,8 @@ def main():
                   f"  screen pick {row['screen_pick_over_torch'] or 0:.3f}x"
                   f"  torch spread {row['torch_spread']:.1%}  {row['seconds']:.0f}s", flush=True)
         rows.append(row)
-        write_json(args.out, {"provenance": collect(), "args": vars(args), "rows": rows})
+        write_json(args.out, {"provenance": {**collect(), "cublaslt_version": lt.version()},
+                             "args": vars(args), "rows": rows})
     ok = [r["screen_pick_over_torch"] for r in rows if r.get("screen_pick_over_torch")]
     if ok:
         print(f"{len(ok)} shapes, the screen's pick in the final rounds over torch.matmul: "

@@ -120,8 +120,8 @@ def test_declarations_match_the_c_signatures():
              "cublasLtMatrixLayoutCreate": 5, "cublasLtMatmulAlgoConfigGetAttribute": 5}
     for name, n in arity.items():
         assert len(lib.fns[name].argtypes) == n, name
-    for fn in lib.fns.values():
-        assert fn.restype is ctypes.c_int
+    for name, fn in lib.fns.items():   # statuses, but the version is a size_t
+        assert fn.restype is (ctypes.c_size_t if name == "cublasLtGetVersion" else ctypes.c_int)
     # sizes and ld are 64-bit (undeclared, ctypes would pass them as 32-bit ints)
     assert lib.fns["cublasLtMatmul"].argtypes[14] is ctypes.c_size_t
     assert lib.fns["cublasLtMatrixLayoutCreate"].argtypes[4] is ctypes.c_int64

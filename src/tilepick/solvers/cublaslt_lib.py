@@ -123,6 +123,7 @@ def _declare(lib) -> None:
     algo, result = ctypes.POINTER(_Algo), ctypes.POINTER(_HeuristicResult)
     for name, args in {
         "cublasLtCreate": [out],
+        "cublasLtGetVersion": [],
         "cublasLtMatmulDescCreate": [out, i32, i32],
         "cublasLtMatmulDescDestroy": [vp],
         "cublasLtMatmulDescSetAttribute": [vp, i32, vp, size],
@@ -142,6 +143,7 @@ def _declare(lib) -> None:
     }.items():
         fn = getattr(lib, name)
         fn.argtypes, fn.restype = args, i32
+    lib.cublasLtGetVersion.restype = size
 
 
 def _check(status: int, call: str) -> None:
@@ -177,6 +179,12 @@ def library():
     lib = ctypes.CDLL(path)
     _declare(lib)
     return lib
+
+
+def version() -> int:
+    """The loaded cuBLASLt's version (``cublasLtGetVersion``, e.g. 130100 for 13.1.0): entry
+    names and their speeds belong to one version, so datasets and the perf-db record it."""
+    return int(library().cublasLtGetVersion())
 
 
 @functools.lru_cache(maxsize=None)
