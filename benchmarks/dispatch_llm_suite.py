@@ -180,6 +180,9 @@ def main():
     ap.add_argument("--heuristic-model", action="append", default=[], metavar="NAME=DIR",
                     help="also run heuristic mode on the model in DIR, as method "
                          "heuristic:NAME (repeatable)")
+    ap.add_argument("--lt-off-twin", action="store_true",
+                    help="add heuristic:no_lt, the heuristic mode without cuBLASLt's entries "
+                         "(what it read before the gemm.cublaslt family), in the same rounds")
     ap.add_argument("--processes", type=int, default=None)
     ap.add_argument("--allow-no-model", action="store_true",
                     help="run even when the shipped model cannot be loaded (the heuristic then "
@@ -211,6 +214,10 @@ def main():
         disp[f"heuristic:{name}"] = Dispatcher(
             mode="heuristic", device=RealDevice(), predictor=Predictor(path),
             user_db=os.path.join(dbdir, f"heuristic-{name}.db"), system_db=None)
+    if args.lt_off_twin:
+        disp["heuristic:no_lt"] = Dispatcher(
+            mode="heuristic", device=RealDevice(), lt_ranker=None,
+            user_db=os.path.join(dbdir, "heuristic-no_lt.db"), system_db=None)
     missing = {p.dtype.value for p in problems
                if any(d.predictor(p.dtype.value) is None for d in disp.values())}
     if missing and not args.allow_no_model:

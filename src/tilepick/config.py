@@ -2,8 +2,10 @@
 
 A config's ``id`` is the one name of a kernel variant everywhere: datasets, models, predictions,
 the perf-db and logs. Its format, ``<family>.m<BM>n<BN>k<BK>.g<G>.w<W>.s<S>[.sk<SK>]`` (for
-example ``gemm.tma_persistent.m128n256k64.g8.w8.s3``) or the bare family name for vendor
-libraries (``gemm.cublas``), round-trips through :meth:`KernelConfig.from_id`.
+example ``gemm.tma_persistent.m128n256k64.g8.w8.s3``), the bare family name for vendor
+libraries (``gemm.cublas``), or ``<family>.<entry>`` for a named entry of a vendor library
+(``gemm.cublaslt.a66.t197.s35.k1.r0.w0.c2.i0.cl5``), round-trips through
+:meth:`KernelConfig.from_id`.
 """
 
 from __future__ import annotations
@@ -39,9 +41,29 @@ FAMILIES = {
                           "gemm.splitk_fused): few rows of A against a long K",
     "gemm.cublas_repack": "cuBLAS behind a copy of misaligned operands into 16-byte-aligned "
                           "padded workspace (odd leading dimensions: cuBLAS's align1 path)",
+    "gemm.cublaslt": "cuBLASLt's heuristic entries run by name through ctypes: the algorithms "
+                     "(tile, stages, split-K, cluster) besides the one torch.matmul runs",
 }
-# the first is the baseline everyone compares with (torch.matmul as it is)
+# the first is the baseline everyone compares with (torch.matmul as it is). Each of these has
+# one config, whose id is the family name (code relies on that).
 VENDOR_FAMILIES = ("gemm.cublas", "gemm.cublas_repack")
+# vendor families whose configs are named entries of the library (``KernelConfig.entry``):
+# no tile parameters, no static space (the library's heuristic lists them per problem)
+NAMED_VENDOR_FAMILIES = ("gemm.cublaslt",)
+# a cuBLASLt entry name (``cublaslt_lib.LtAlgo.name``): algorithm id, tile, stages, split-K,
+# reduction, swizzle, custom option, inner shape, cluster shape, each a decimal number
+LT_ENTRY_RE = re.compile(r"a(\d+)\.t(\d+)\.s(\d+)\.k(\d+)\.r(\d+)\.w(\d+)\.c(\d+)"
+                         r"\.i(\d+)\.cl(\d+)")
+_LT_PREFIXES = ("a", "t", "s", "k", "r", "w", "c", "i", "cl")
+
+
+def lt_entry_canonical(entry: str) -> str | None:
+    """The one spelling of a cuBLASLt entry name (numbers without leading zeros, as
+    ``LtAlgo.name`` writes them), or None when ``entry`` is not such a name."""
+    m = LT_ENTRY_RE.fullmatch(entry)
+    if m is None:
+        return None
+    return ".".join(f"{p}{int(v)}" for p, v in zip(_LT_PREFIXES, m.groups()))
 
 # The config space of each Triton family, declared once. Validity for a given problem and GPU
 # (shared memory, registers, alignment, TMA rules) is the solver's business.
@@ -107,10 +129,28 @@ class KernelConfig:
     num_warps: int = 0
     num_stages: int = 0
     split_k: int = 1
+    entry: str = ""   # the library entry's name (gemm.cublaslt only: a cuBLASLt algorithm)
 
     def __post_init__(self):
         if self.family not in FAMILIES:
             raise ConfigError(f"unknown kernel family {self.family!r}: known {sorted(FAMILIES)}")
+        if self.family in NAMED_VENDOR_FAMILIES:
+            if any(getattr(self, p) != 0 for p in PARAM_NAMES if p != "split_k") \
+                    or self.split_k != 1:
+                raise ConfigError(f"vendor family {self.family} takes no parameters, got "
+                                  f"{ {p: getattr(self, p) for p in PARAM_NAMES} }")
+            if not isinstance(self.entry, str):
+                raise ConfigError(f"{self.family}: entry must be a str, got {self.entry!r}")
+            canonical = lt_entry_canonical(self.entry)
+            if canonical is None:
+                raise ConfigError(f"{self.family}: entry {self.entry!r} is not a cuBLASLt "
+                                  "algorithm name (e.g. a66.t197.s35.k1.r0.w0.c2.i0.cl5)")
+            if canonical != self.entry:
+                raise ConfigError(f"{self.family}: non-canonical entry {self.entry!r}; the "
+                                  f"entry is {canonical!r}")
+            return
+        if self.entry != "":
+            raise ConfigError(f"{self.family} has no named entries, got entry={self.entry!r}")
         if self.is_vendor:
             if any(getattr(self, p) not in (0, 1) for p in PARAM_NAMES):
                 raise ConfigError(f"vendor family {self.family} takes no parameters")
@@ -123,10 +163,12 @@ class KernelConfig:
 
     @property
     def is_vendor(self) -> bool:
-        return self.family in VENDOR_FAMILIES
+        return self.family in VENDOR_FAMILIES or self.family in NAMED_VENDOR_FAMILIES
 
     @property
     def id(self) -> str:
+        if self.entry:
+            return f"{self.family}.{self.entry}"
         if self.is_vendor:
             return self.family
         s = (f"{self.family}.m{self.block_m}n{self.block_n}k{self.block_k}"
@@ -154,6 +196,17 @@ class KernelConfig:
     def _from_id(cls, config_id: str) -> "KernelConfig":
         if config_id in VENDOR_FAMILIES:
             return cls(config_id)
+        for fam in NAMED_VENDOR_FAMILIES:
+            if config_id == fam or config_id.startswith(fam + "."):
+                entry = config_id[len(fam) + 1:]
+                canonical = lt_entry_canonical(entry)
+                if canonical is None:
+                    raise ConfigError(f"not a {fam} config id: {config_id!r} (expected "
+                                      f"{fam}.<entry>, e.g. {fam}.a66.t197.s35.k1.r0.w0.c2.i0.cl5)")
+                if canonical != entry:
+                    raise ConfigError(f"non-canonical config id {config_id!r}; the id is "
+                                      f"{fam + '.' + canonical!r}")
+                return cls(fam, entry=entry)
         m = cls._ID_RE.match(config_id)
         if not m:
             raise ConfigError(f"not a kernel config id: {config_id!r} "
@@ -175,13 +228,16 @@ def _parse_id(cls, config_id: str) -> KernelConfig:
 def _space(family: str) -> tuple[KernelConfig, ...]:
     if family in VENDOR_FAMILIES:
         return (KernelConfig(family),)
+    if family in NAMED_VENDOR_FAMILIES:
+        return ()   # the library's heuristic names the entries per problem, on the GPU
     grid = SPACES[family]
     return tuple(KernelConfig(family, **dict(zip(PARAM_NAMES, values)))
                  for values in itertools.product(*(grid[p] for p in PARAM_NAMES)))
 
 
 def space(family: str) -> list[KernelConfig]:
-    """Every config the family declares (before the per-problem validity rules)."""
+    """Every config the family declares (before the per-problem validity rules); empty for
+    :data:`NAMED_VENDOR_FAMILIES`, whose entries the library lists per problem."""
     return list(_space(family))
 
 
@@ -189,6 +245,8 @@ def nearest_in_space(family: str, **params) -> KernelConfig:
     """Each parameter snapped to the nearest value the family declares (log2 distance;
     the smaller value on a tie): maps configs from other sources (the Triton tutorial,
     nvMatmulHeuristics) onto the space."""
+    if family in FAMILIES and family not in SPACES:
+        raise ConfigError(f"{family} declares no parameter space to snap to")
     grid = SPACES[family]
     snapped = {p: min(grid[p], key=lambda v: (abs(math.log2(v) - math.log2(params[p])), v))
                for p in PARAM_NAMES}

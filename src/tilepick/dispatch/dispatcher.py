@@ -13,6 +13,13 @@ Find modes (MIOpen's names in brackets):
 - ``exhaustive`` [NORMAL; Inductor's max-autotune]: the perf-db's winner from an exhaustive run,
   else benchmark every applicable candidate and record.
 
+Where cuBLAS is a candidate and cuBLASLt is usable (a CUDA device, bf16/fp16), cuBLASLt's
+heuristic entries for the problem join in (family ``gemm.cublaslt``; torch.matmul runs only
+their first): an entry model (:mod:`tilepick.model.lt_ranker`) scores them, and its best entry
+goes just ahead of cuBLAS where it beats the heuristic's first entry by the model's score gap
+(heuristic mode then runs it, with cuBLAS as its fallback); hybrid benchmarks the model's best
+``lt_k`` entries with cuBLAS; exhaustive benchmarks every entry.
+
 A decision is cached in memory per problem, so a repeated shape costs a dictionary lookup.
 A failing kernel is recorded as invalid for that problem and the next candidate runs.
 """
@@ -25,7 +32,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from tilepick import solvers
-from tilepick.config import VENDOR_FAMILIES, KernelConfig
+from tilepick.config import NAMED_VENDOR_FAMILIES, VENDOR_FAMILIES, KernelConfig
 from tilepick.dispatch.devices import Device, RealDevice
 from tilepick.dispatch.perfdb import (Environment, PerfDb, default_system_db,
                                       default_user_db_path)
@@ -34,6 +41,7 @@ from tilepick.problem import GemmProblem
 
 MODES = ("heuristic", "db", "hybrid", "exhaustive")
 CUBLAS = VENDOR_FAMILIES[0]
+LT_FAMILY = NAMED_VENDOR_FAMILIES[0]
 # hybrid explores a config outside the catalog only where the model predicts it within this
 # fraction of its best in the catalog (or within two uncertainties, where that is wider). The
 # explores that won (GEMV row blocks on batched decode, a model that had never measured them)
@@ -91,6 +99,27 @@ def load_predictor(dtype: str, arch: str):
         return None
 
 
+def load_lt_ranker(dtype: str, arch: str):
+    """The shipped cuBLASLt entry model for (dtype, arch) (``models/cublaslt_<dtype>_<arch>``),
+    or None: without one, cuBLAS runs its heuristic's first entry as torch.matmul does (a
+    model that exists but does not load says so)."""
+    from tilepick.model.artifacts import search_roots
+
+    for root in search_roots():
+        path = root / f"cublaslt_{dtype}_{arch}"
+        if path.is_dir():
+            try:
+                from tilepick.model.lt_ranker import LtRanker
+
+                return LtRanker.load(path)
+            except Exception as exc:
+                warnings.warn(f"tilepick: the cuBLASLt entry model {path} does not load "
+                              f"({type(exc).__name__}: {exc}); cuBLAS runs as torch.matmul does",
+                              RuntimeWarning, stacklevel=3)
+                return None
+    return None
+
+
 @dataclass
 class Decision:
     config_id: str
@@ -104,7 +133,7 @@ class Dispatcher:
                  system_db: PerfDb | str | None = "auto", k: int = 4, max_k: int = 16,
                  hw: HardwareProfile | None = None, env: Environment | None = None,
                  explore: int = 2, explore_rel: float = EXPLORE_REL,
-                 keep_vendor_unless_every_round: bool = True):
+                 keep_vendor_unless_every_round: bool = True, lt_ranker="auto", lt_k: int = 3):
         self.mode = mode or mode_from_env()
         if self.mode not in MODES:
             raise ValueError(f"unknown find mode {self.mode!r}: choose one of {MODES}")
@@ -120,6 +149,11 @@ class Dispatcher:
         self.keep_vendor_unless_every_round = keep_vendor_unless_every_round
         self._predictor_arg = predictor
         self._predictors: dict[str, object] = {}
+        if lt_k < 0:
+            raise ValueError(f"lt_k must be >= 0, got {lt_k}")
+        self._lt_arg, self.lt_k = lt_ranker, lt_k
+        self._lt_rankers: dict[str, object] = {}
+        self._lt_ranked: dict[GemmProblem, list[str]] = {}
         if user_db == "auto":
             user_db = default_user_db_path()
         self.user_db = PerfDb(user_db) if isinstance(user_db, (str, os.PathLike)) else user_db
@@ -151,6 +185,49 @@ class Dispatcher:
             self._predictors[dtype] = load_predictor(dtype, self.hw.arch)
         return self._predictors[dtype]
 
+    def lt_ranker(self, dtype: str):
+        if self._lt_arg != "auto":
+            return self._lt_arg
+        if dtype not in self._lt_rankers:
+            self._lt_rankers[dtype] = load_lt_ranker(dtype, self.hw.arch)
+        return self._lt_rankers[dtype]
+
+    def lt_entries(self, problem: GemmProblem) -> tuple[list[str], bool]:
+        """cuBLASLt's entries for the problem as config ids, the entry model's best first, and
+        whether the first should run ahead of cuBLAS (([], False): no cuBLASLt or no model)."""
+        solver = solvers.SOLVERS[LT_FAMILY]
+        ranker = self.lt_ranker(problem.dtype_token)
+        if ranker is None or not solver.is_applicable(problem, self.hw):
+            return [], False
+        try:
+            ranked, ahead = ranker.choose(problem, solver.entries(problem), self.hw.sm_count)
+        except Exception as exc:   # optional: cuBLAS still serves the problem
+            self._warn_once(("cublaslt", problem.dtype_token, type(exc).__name__),
+                            f"tilepick: cuBLASLt's entries for {problem.key()} are not "
+                            f"available ({type(exc).__name__}: {exc}); cuBLAS runs as "
+                            "torch.matmul does", 4)
+            return [], False
+        return [KernelConfig(LT_FAMILY, entry=name.name).id for name, _ in ranked], ahead
+
+    def _with_lt(self, problem: GemmProblem, ranked: list) -> list:
+        """``ranked`` with the entry model's best cuBLASLt entry just ahead of cuBLAS where it
+        should run instead (it inherits cuBLAS's prediction: the gap is a score, not a
+        speed); the model's order is kept for hybrid (:meth:`lt_candidates`)."""
+        at = next((i for i, r in enumerate(ranked) if r[0] == CUBLAS), None)
+        if at is None:
+            return ranked
+        ids, ahead = self.lt_entries(problem)
+        bad = self.invalid.get(problem, set())
+        ids = [cid for cid in ids if cid not in bad]
+        self._lt_ranked[problem] = ids
+        if ahead and ids:
+            ranked = ranked[:at] + [(ids[0], *ranked[at][1:])] + ranked[at:]
+        return ranked
+
+    def lt_candidates(self, problem: GemmProblem, taken: list[str]) -> list[str]:
+        """Hybrid's cuBLASLt entries: the entry model's best ``lt_k`` not already taken."""
+        return [c for c in self._lt_ranked.get(problem, []) if c not in taken][:self.lt_k]
+
     def ranked(self, problem: GemmProblem) -> tuple[list[tuple[str, float, float]], str]:
         """Applicable candidates best-first, without the ones known to fail here."""
         bad = self.invalid.get(problem, set())
@@ -171,7 +248,7 @@ class Dispatcher:
         if not any(r[0] == CUBLAS for r in ranked) and CUBLAS not in bad \
                 and solvers.SOLVERS[CUBLAS].is_applicable(problem, self.hw):
             ranked.append((CUBLAS, math.nan, math.inf))
-        return ranked, source
+        return self._with_lt(problem, ranked), source
 
     def _db_record(self, problem: GemmProblem):
         for db in (self.user_db, self.system_db):
@@ -304,6 +381,8 @@ class Dispatcher:
                 cands = self.every_candidate(problem)
             if CUBLAS not in cands and any(r[0] == CUBLAS for r in ranked):
                 cands.append(CUBLAS)
+            if self.mode == "hybrid" and CUBLAS in cands:
+                cands += self.lt_candidates(problem, cands)
             decision = self._benchmark(problem, cands, ranked, tensors)
         if decision is None:
             decision = Decision(ranked[0][0], source, ranked)

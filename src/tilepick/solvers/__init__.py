@@ -9,6 +9,7 @@ from tilepick.runtime import require_device
 from tilepick.solvers.base import (ConfigInvalidError, NotApplicableError, NotInThisContextError,
                                    Solver)
 from tilepick.solvers.cublas import CublasRepackSolver, CublasSolver
+from tilepick.solvers.cublaslt import CublasLtSolver
 from tilepick.solvers.triton_gemm import (GemvSolver, GemvTSolver, GemvTSplitKSolver, PointerSolver, SplitKAtomicSolver,
                                           SplitKFusedSolver, SplitKSolver, TmaPersistentSolver,
                                           TmaRepackSolver, TmaSolver, TmaSplitKSolver)
@@ -16,7 +17,8 @@ from tilepick.solvers.triton_gemm import (GemvSolver, GemvTSolver, GemvTSplitKSo
 SOLVERS: dict[str, Solver] = {s.family: s for s in (
     PointerSolver(), TmaSolver(), TmaPersistentSolver(), TmaRepackSolver(), SplitKSolver(), SplitKAtomicSolver(),
     CublasSolver(), GemvSolver(), SplitKFusedSolver(),
-    TmaSplitKSolver(), GemvTSolver(), GemvTSplitKSolver(), CublasRepackSolver())}   # a family added later goes last: orders stay stable
+    TmaSplitKSolver(), GemvTSolver(), GemvTSplitKSolver(), CublasRepackSolver(),
+    CublasLtSolver())}   # a family added later goes last: orders stay stable
 
 __all__ = ["SOLVERS", "Solver", "solver_for", "applicable_configs", "NotApplicableError",
            "ConfigInvalidError", "NotInThisContextError", "launch", "bind"]

@@ -190,9 +190,10 @@ def version() -> int:
 @functools.lru_cache(maxsize=None)
 def _handle(device_index: int):
     """One cuBLASLt handle and workspace per device (a handle is not bound to a stream).
-    The workspace is shared by every launch on the device: enough for the probes, which run
-    on one stream; a solver serving several streams at once needs one per (device, stream),
-    as the split-K families keep their buffers."""
+    The workspace is shared by every launch on the device that passes none to
+    :meth:`LtGemm.run`: enough for the probes, which run on one stream; a solver serving
+    several streams at once passes one per (device, stream) (``solvers.cublaslt``), as the
+    split-K families keep their buffers."""
     import torch
 
     lib = library()
@@ -313,26 +314,50 @@ class LtGemm:
                           f"more than the {WORKSPACE_BYTES} given")
         return algo
 
-    def run(self, algo: _Algo, a, b, out, stream: int) -> None:
+    def run(self, algo: _Algo, a, b, out, stream: int, workspace=None) -> None:
         """out = a @ b with ``algo`` on ``stream`` (a CUDA stream handle); ValueError, before
         any launch, for tensors of another signature than the descriptors' (cuBLASLt would
-        read and write out of their bounds)."""
+        read and write out of their bounds). ``workspace``: a tensor of at least
+        :data:`WORKSPACE_BYTES` bytes on the operands' device that only launches on ``stream``
+        use (a solver keeps one per (device, stream)); None: the device's shared one, which
+        serves one stream at a time (the probes')."""
         got = (tuple(a.shape), tuple(b.shape), tuple(out.shape), tuple(a.stride()),
                tuple(b.stride()), max(out.stride(0), out.shape[1]) if out.stride(1) == 1 else
                None, str(a.dtype).removeprefix("torch."))
         if got != self.signature or b.dtype != a.dtype or out.dtype != a.dtype:
             raise ValueError(f"tensors (shapes, strides, ldc, dtype) {got} with b {b.dtype}, "
                              f"out {out.dtype} do not fit this plan's {self.signature}")
+        if workspace is None:
+            workspace = self.workspace
+        else:
+            nbytes = workspace.numel() * workspace.element_size()
+            if nbytes < WORKSPACE_BYTES:
+                raise ValueError(f"a workspace of {nbytes} bytes is smaller than the "
+                                 f"{WORKSPACE_BYTES} every entry may use")
+            if workspace.device != a.device:
+                raise ValueError(f"the workspace is on {workspace.device}, the operands on "
+                                 f"{a.device}")
         _check(self.lib.cublasLtMatmul(
             self.handle, self.desc, ctypes.byref(self._alpha), b.data_ptr(), self.lay_a,
             a.data_ptr(), self.lay_b, ctypes.byref(self._beta), out.data_ptr(), self.lay_c,
-            out.data_ptr(), self.lay_c, ctypes.byref(algo), self.workspace.data_ptr(),
+            out.data_ptr(), self.lay_c, ctypes.byref(algo), workspace.data_ptr(),
             WORKSPACE_BYTES, stream), "cublasLtMatmul")
 
 
 def for_tensors(a, b, out) -> LtGemm:
     """The descriptors of ``out = a @ b`` for these 2-D CUDA tensors (out row-major); a
     ValueError naming the mismatch for anything else, before cuBLASLt sees it."""
+    args = tensor_args(a, b, out)
+    if not (a.device == b.device == out.device and a.device.type == "cuda"):
+        raise ValueError(f"operands must be on one CUDA device, got a on {a.device}, b on "
+                         f"{b.device}, out on {out.device}")
+    return LtGemm(*args, a.device.index or 0)
+
+
+def tensor_args(a, b, out) -> tuple:
+    """:class:`LtGemm`'s arguments but the device, ``(m, n, k, dtype, a_strides, b_strides,
+    ldc)``, for ``out = a @ b`` on these 2-D tensors (any device: no cuBLASLt call); a
+    ValueError naming the mismatch for tensors it cannot describe."""
     if a.dim() != 2 or b.dim() != 2 or out.dim() != 2:
         raise ValueError(f"the cuBLASLt binding takes 2-D operands, got a {tuple(a.shape)}, "
                          f"b {tuple(b.shape)}, out {tuple(out.shape)}")
@@ -345,11 +370,8 @@ def for_tensors(a, b, out) -> LtGemm:
         raise ValueError(f"dtypes differ: a {a.dtype}, b {b.dtype}, out {out.dtype}")
     if out.stride(1) != 1:
         raise ValueError(f"out must be row-major, got strides {tuple(out.stride())}")
-    if not (a.device == b.device == out.device and a.device.type == "cuda"):
-        raise ValueError(f"operands must be on one CUDA device, got a on {a.device}, b on "
-                         f"{b.device}, out on {out.device}")
-    return LtGemm(m, n, k, str(a.dtype).removeprefix("torch."), tuple(a.stride()),
-                  tuple(b.stride()), max(out.stride(0), n), a.device.index or 0)
+    return (m, n, k, str(a.dtype).removeprefix("torch."), tuple(a.stride()),
+            tuple(b.stride()), max(out.stride(0), n))
 
 
 def same_algorithm(x: _Algo, y: _Algo) -> bool:

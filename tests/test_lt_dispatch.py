@@ -1,0 +1,207 @@
+"""cuBLASLt's entries in the dispatcher and the entry model (CPU: a simulated device, a fake
+cuBLASLt heuristic; the entry model trained on a slice of the shipped probe data)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tilepick import solvers
+from tilepick.dispatch import Dispatcher, Environment, SimulatedDevice
+from tilepick.features import lt_entries
+from tilepick.hardware import profile
+from tilepick.model import lt_ranker
+from tilepick.problem import GemmProblem
+from tilepick.solvers.cublaslt_lib import LtAlgo
+
+ROOT = Path(__file__).resolve().parent.parent
+TRAIN = ROOT / "benchmarks" / "results" / "cublaslt_probe_train_bf16_h200_2ffff36.json.gz"
+ENV = Environment("NVIDIA H200", "580", "13.0", "2.11", "3.6", "abc")
+HW = profile("h200")
+P = GemmProblem(1024, 4096, 4096, dtype="bf16", layout="rr")
+NAMES = ["a66.t23.s35.k1.r0.w0.c4.i0.cl3", "a66.t20.s35.k1.r0.w0.c1.i0.cl3",
+         "a66.t197.s35.k1.r0.w0.c2.i0.cl5", "a24.t15.s0.k1.r0.w0.c0.i0.cl0"]
+IDS = [f"gemm.cublaslt.{n}" for n in NAMES]
+
+
+def entries():
+    return [(LtAlgo.parse(n), {"rank": i, "workspace": 0, "waves": 1.0})
+            for i, n in enumerate(NAMES)]
+
+
+class FakeRanker:
+    """Ranks the entries in reverse heuristic order; ``ahead`` says whether the best runs."""
+
+    def __init__(self, ahead: bool):
+        self.ahead = ahead
+
+    def choose(self, problem, ents, sm_count):
+        return [(name, 1.0 - 0.1 * i) for i, (name, _) in enumerate(reversed(ents))], self.ahead
+
+
+class Model:
+    def rank(self, problem, top=None):
+        return [("gemm.cublas", 500.0, 0.01), ("gemm.ptr.m128n128k64.g8.w4.s3", 450.0, 0.01)]
+
+
+@pytest.fixture
+def fake_lt(monkeypatch):
+    """cuBLASLt 'usable' on this CPU, its heuristic returning :data:`NAMES`."""
+    solver = solvers.SOLVERS["gemm.cublaslt"]
+    monkeypatch.setattr(type(solver), "is_applicable", lambda self, p, hw=None: True)
+    monkeypatch.setattr(type(solver), "entries", lambda self, p: entries())
+    return solver
+
+
+def tensors():
+    a, b = torch.randn(P.m, P.k).bfloat16(), torch.randn(P.k, P.n).bfloat16()
+    return a, b, torch.empty(P.m, P.n, dtype=torch.bfloat16)
+
+
+def dispatcher(mode, ranker, device=None, **kw):
+    return Dispatcher(mode=mode, device=device or SimulatedDevice(), predictor=Model(),
+                      user_db=None, system_db=None, hw=HW, env=ENV, lt_ranker=ranker, **kw)
+
+
+def test_heuristic_runs_the_entry_models_pick_ahead_of_cublas(fake_lt):
+    d = dispatcher("heuristic", FakeRanker(ahead=True))
+    ranked, _ = d.ranked(P)
+    assert [r[0] for r in ranked] == [IDS[-1], "gemm.cublas", "gemm.ptr.m128n128k64.g8.w4.s3"]
+    assert ranked[0][1:] == ranked[1][1:]   # it inherits cuBLAS's prediction
+    a, b, out = tensors()
+    d.run(P, a, b, out)
+    assert d.device.launched == [(P.key(), IDS[-1])] and d.device.benchmarked == []
+
+
+def test_cublas_stays_first_where_no_entry_clears_the_gap(fake_lt):
+    d = dispatcher("heuristic", FakeRanker(ahead=False))
+    assert d.decide(P).config_id == "gemm.cublas"
+
+
+def test_without_an_entry_model_or_cublaslt_nothing_changes(fake_lt, monkeypatch):
+    assert dispatcher("heuristic", None).decide(P).config_id == "gemm.cublas"
+    monkeypatch.setattr(type(fake_lt), "is_applicable", lambda self, p, hw=None: False)
+    assert dispatcher("heuristic", FakeRanker(True)).decide(P).config_id == "gemm.cublas"
+
+
+def test_a_failing_entry_falls_back_to_cublas_and_is_not_offered_again(fake_lt):
+    d = dispatcher("heuristic", FakeRanker(ahead=True), SimulatedDevice(failing={IDS[-1]}))
+    d.run(P, *tensors())
+    assert d.device.launched == [(P.key(), "gemm.cublas")]
+    assert IDS[-1] in d.invalid[P]
+    assert IDS[-1] not in [r[0] for r in d.ranked(P)[0]]
+
+
+def test_hybrid_benchmarks_the_entry_models_best_entries_with_cublas(fake_lt):
+    times = {(P.key(), "gemm.cublas"): 1.0, (P.key(), "gemm.ptr.m128n128k64.g8.w4.s3"): 1.2,
+             (P.key(), IDS[3]): 1.05, (P.key(), IDS[2]): 0.9, (P.key(), IDS[1]): 0.95}
+    d = dispatcher("hybrid", FakeRanker(ahead=False), SimulatedDevice(times=times), k=2, lt_k=3)
+    decision = d.decide(P, tensors())
+    benched = [c for _, c in d.device.benchmarked]
+    assert set(benched) == {"gemm.cublas", "gemm.ptr.m128n128k64.g8.w4.s3", *IDS[1:]}
+    assert decision.config_id == IDS[2]   # the simulated device has no rounds: medians decide
+    with pytest.raises(ValueError, match="lt_k"):
+        dispatcher("hybrid", None, lt_k=-1)
+
+
+def test_unavailable_entries_warn_once_and_leave_cublas(fake_lt, monkeypatch):
+    def broken(self, p):
+        raise RuntimeError("cublasLtMatmulAlgoGetHeuristic: cuBLAS status 15 (NOT_SUPPORTED)")
+    monkeypatch.setattr(type(fake_lt), "entries", broken)
+    d = dispatcher("heuristic", FakeRanker(True))
+    with pytest.warns(RuntimeWarning, match="NOT_SUPPORTED"):
+        assert d.decide(P).config_id == "gemm.cublas"
+
+
+# -- the entry features and model ---------------------------------------------------------------
+def test_entry_features_on_a_hand_computed_case():
+    name = LtAlgo.parse("a66.t20.s35.k2.r2.w0.c1.i0.cl5")   # 128x128 tile, k64xAUTO, 1x2x1
+    p = GemmProblem(100, 300, 1000, dtype="bf16", layout="rc")
+    x = lt_entries.compute(lt_entries.entry_inputs(p, [(name, {"rank": 3, "workspace": 1023,
+                                                               "waves": 0.5})], 132))
+    f = dict(zip(lt_entries.FEATURE_NAMES, x[0]))
+    assert (f["tile_n"], f["tile_m"], f["stage_k"]) == (128, 128, 64)
+    assert math.isnan(f["stage_count"])                         # AUTO
+    assert (f["cluster_n"], f["cluster_m"]) == (1, 2)
+    assert (f["tiles_m"], f["tiles_n"]) == (1, 3)
+    assert f["eff_m"] == pytest.approx(100 / 128) and f["eff_n"] == pytest.approx(300 / 384)
+    assert f["ctas_per_sm"] == pytest.approx(3 * 2 / 132)
+    assert f["k_per_split"] == pytest.approx(math.log2(500))
+    assert (f["a_row_major"], f["b_row_major"], f["rank"], f["log_workspace"]) == (1, 0, 3, 10)
+    assert (f["m_align8"], f["n_align8"], f["k_align8"]) == (0, 0, 1)
+    # an algorithm without a tile (older kernels): tile features missing, not zero
+    old = lt_entries.compute(lt_entries.entry_inputs(
+        p, [(LtAlgo.parse("a12.t0.s0.k1.r0.w0.c0.i0.cl0"), {"rank": 0, "workspace": 0,
+                                                             "waves": 0.0})], 132))
+    g = dict(zip(lt_entries.FEATURE_NAMES, old[0]))
+    assert math.isnan(g["tile_m"]) and math.isnan(g["eff_m"])
+    with pytest.raises(KeyError, match="waves"):
+        lt_entries.compute({k: [1] for k in lt_entries.INPUTS if k != "waves"})
+
+
+@pytest.fixture(scope="module")
+def probe_rows():
+    return lt_ranker.probe_frame(TRAIN)
+
+
+def test_probe_rows_carry_labels_and_provenance(probe_rows):
+    df = probe_rows
+    assert df["gpu_name"].eq("NVIDIA H200").all() and df["cublaslt_version"].eq(130100).all()
+    assert (df["over_torch"] > 0).all() and set(df["label_from"]) == {"screen", "final"}
+    # every entry name parses back to its fields
+    row = df.iloc[0]
+    assert LtAlgo.parse(row["entry"]).tile == row["tile"]
+    g = lt_ranker.grades(df)
+    best = df.assign(g=g).groupby("spec")["g"].max()
+    assert (best == lt_ranker.GRADES - 1).all() and g.min() >= 0
+
+
+def test_train_load_choose_round_trip(tmp_path, probe_rows, monkeypatch):
+    monkeypatch.setattr(lt_ranker, "ROUNDS", 20)
+    monkeypatch.setattr(lt_ranker, "PARAMS", {**lt_ranker.PARAMS, "num_threads": 1})
+    specs = sorted(probe_rows["spec"].unique())[:150]
+    small = tmp_path / "probe.json"
+    import gzip
+    import json
+
+    doc = json.load(gzip.open(TRAIN))
+    doc["rows"] = [r for r in doc["rows"] if r["spec"] in set(specs)]
+    small.write_text(json.dumps(doc))
+    meta = lt_ranker.train([small], tmp_path / "model")
+    assert meta["shapes"] == 150 and meta["delta"] in lt_ranker.DELTAS
+    assert meta["features"] == list(lt_entries.FEATURE_NAMES)
+    r = lt_ranker.LtRanker.load(tmp_path / "model")
+    ranked, ahead = r.choose(P, entries(), HW.sm_count)
+    assert sorted(n.name for n, _ in ranked) == sorted(NAMES)
+    gaps = [g for _, g in ranked]
+    assert gaps == sorted(gaps, reverse=True) and ahead == (gaps[0] > r.delta)
+    # the gap is measured from the heuristic's first entry (rank 0): its own gap is 0
+    assert dict((n.name, g) for n, g in ranked)[NAMES[0]] == 0.0
+    assert r.choose(P, [], HW.sm_count) == ([], False)
+    # a model of another feature list is refused
+    meta_path = tmp_path / "model" / lt_ranker.META_FILE
+    meta_path.write_text(meta_path.read_text().replace('"log_m"', '"log_mm"'))
+    with pytest.raises(ValueError, match="retrain"):
+        lt_ranker.LtRanker.load(tmp_path / "model")
+
+
+def test_choices_score_the_pick_by_its_own_label():
+    import pandas as pd
+
+    df = pd.DataFrame({"spec": ["s"] * 3, "m": [8] * 3, "layout": ["rr"] * 3,
+                       "rank": [0, 1, 2], "entry": ["x", "y", "z"],
+                       "over_torch": [1.0, 1.04, 0.9]})
+    ch = lt_ranker.choices(df, np.array([0.0, 0.2, 0.5]), delta=0.1)
+    assert ch["pick"].iloc[0] == "z" and ch["chosen"].iloc[0] == 0.9
+    assert ch["best"].iloc[0] == 1.04 and ch["first"].iloc[0] == 1.0
+    ch = lt_ranker.choices(df, np.array([0.0, 0.2, 0.5]), delta=0.6)
+    assert ch["pick"].iloc[0] == lt_ranker.TORCH and ch["chosen"].iloc[0] == 1.0
+
+
+def test_the_shipped_entry_model_loads():
+    r = lt_ranker.LtRanker.load(ROOT / "models" / "cublaslt_bf16_h200")
+    assert r.meta["gpu_name"] == ["NVIDIA H200"] and r.delta in lt_ranker.DELTAS
