@@ -265,7 +265,25 @@ def fake_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing",
                         streams.is_current_stream_capturing)
     monkeypatch.setattr(lt, "WORKSPACE_BYTES", 4096)   # CPU tensors: keep them small
+    # CPU allocations are 64-byte aligned, CUDA ones 512: the 256-byte rule is tested below
+    monkeypatch.setattr(cublaslt, "POINTER_ALIGN", 16)
     return torch, streams
+
+
+def test_operands_off_the_heuristics_alignment_are_refused_for_the_call(fake_cuda):
+    torch, _ = fake_cuda
+    s = CublasLtSolver()
+    p = GemmProblem(16, 32, 64)
+    a, b, out = _tensors(torch, p, torch.bfloat16)
+    run = s.bind(p, KernelConfig.from_id(LT_ID), a, b, out)
+    store = torch.empty(16 * 64 + 1, dtype=torch.bfloat16)
+    shifted = store[1:].view(16, 64)            # 2 bytes past an aligned start
+    with pytest.raises(NotInThisContextError, match="not a multiple of 16 bytes"):
+        run(shifted, b, out)
+    (gemm,) = _FakeGemm.built
+    assert gemm.runs == []                       # refused before cuBLASLt saw it
+    run(a, b, out)
+    assert len(gemm.runs) == 1
 
 
 def test_bind_runs_the_rebuilt_entry_with_a_workspace_per_stream(fake_cuda):

@@ -27,6 +27,10 @@ from tilepick.solvers.base import ConfigInvalidError, NotInThisContextError, Sol
 
 # the problem dtypes the binding serves, by cublaslt_lib's names
 LT_DTYPES = {DType.BF16: "bfloat16", DType.FP16: "float16"}
+# cuBLASLt's heuristic assumes operands aligned to this many bytes unless told otherwise
+# (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES, default 256): a launch on tensors that are not
+# is refused for that call only (the next candidate runs), not recorded as a failing entry
+POINTER_ALIGN = 256
 # memoised LtGemm descriptors (problem or tensor signature) kept at most: each holds a few
 # cuBLASLt objects; past this many, the memo starts over (bound launches keep theirs)
 _MAX_MEMO = 16384
@@ -295,6 +299,11 @@ class CublasLtSolver(Solver):
                 raise ValueError(f"{config.id} on {problem.key()} was prepared for tensors on "
                                  f"{device}, got a on {x.device}, b on {y.device}, out on "
                                  f"{z.device}")
+            if (x.data_ptr() | y.data_ptr() | z.data_ptr()) % POINTER_ALIGN:
+                raise NotInThisContextError(
+                    f"{config.id} on {problem.key()}: an operand's address is not a multiple "
+                    f"of {POINTER_ALIGN} bytes, which cuBLASLt's heuristic assumed when it "
+                    "listed the entry (tensors sliced off an allocation's start)")
             stream = torch.cuda.current_stream(device).cuda_stream
             ws = workspaces.get((device.index, stream))
             if ws is None:
