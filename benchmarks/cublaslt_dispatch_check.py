@@ -3,9 +3,8 @@ mode's pick against float64 (relative max error > 2e-2 counts as wrong).
 
     PYTHONPATH=src python3 benchmarks/cublaslt_dispatch_check.py
 """
-import torch, time
+import torch
 from tilepick import solvers
-from tilepick.config import KernelConfig
 from tilepick.dispatch import Dispatcher
 from tilepick.dispatch.devices import RealDevice
 from tilepick.problem import GemmProblem

@@ -205,3 +205,19 @@ def test_choices_score_the_pick_by_its_own_label():
 def test_the_shipped_entry_model_loads():
     r = lt_ranker.LtRanker.load(ROOT / "models" / "cublaslt_bf16_h200")
     assert r.meta["gpu_name"] == ["NVIDIA H200"] and r.delta in lt_ranker.DELTAS
+
+
+def test_lt_evaluate_cli_scores_the_shipped_model_on_held_out_shapes():
+    import json
+
+    from typer.testing import CliRunner
+
+    from tilepick.cli import app
+
+    val = ROOT / "benchmarks" / "results" / "cublaslt_probe_validation_rr_h200_e2492d3.json.gz"
+    res = CliRunner().invoke(app, ["lt", "evaluate", str(val), "--model",
+                                   str(ROOT / "models" / "cublaslt_bf16_h200")])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["shapes"] == 200 and 0 < out["replaced_torch"] < 1
+    assert out["chosen_min"] <= out["chosen_geomean"] <= out["best_geomean_inflated"]

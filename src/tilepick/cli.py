@@ -545,9 +545,11 @@ def main():  # pragma: no cover
     sys.exit(app())
 
 
+from tilepick.cli_lt import lt_app as _lt_app  # noqa: E402
 from tilepick.cli_model import register as _register_model_commands  # noqa: E402
 
-_register_model_commands(app)  # before main() runs, so `python -m tilepick.cli train` works too
+_register_model_commands(app)
+app.add_typer(_lt_app, name="lt")  # before main() runs, so `python -m tilepick.cli train` works too
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,51 @@
+"""``tilepick lt``: the cuBLASLt entry model (:mod:`tilepick.model.lt_ranker`).
+
+Its data are ``benchmarks/cublaslt_probe.py`` results (JSON, gzip or not), measured on the GPU
+the model is for; training and evaluation run on a CPU.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+lt_app = typer.Typer(help="the cuBLASLt entry model: which of cuBLASLt's heuristic entries "
+                          "runs where cuBLAS is picked", no_args_is_help=True)
+
+
+@lt_app.command("train")
+def lt_train(data: list[str] = typer.Argument(..., help="cublaslt_probe.py results"),
+             out: str = typer.Option(..., "--out", help="model folder, e.g. "
+                                     "models/cublaslt_bf16_h200"),
+             delta: Optional[float] = typer.Option(None, "--delta", help="score gap over the "
+                                                   "heuristic's first entry (default: by CV)")):
+    """Train (LambdaRank, GroupKFold by shape for the gap) and write the model."""
+    from tilepick.model import lt_ranker
+
+    meta = lt_ranker.train(data, out, delta)
+    typer.echo(json.dumps({"out": out, "shapes": meta["shapes"], "rows": meta["rows"],
+                           "delta": meta["delta"],
+                           "out_of_fold": meta["out_of_fold"][str(meta["delta"])]}, indent=1))
+
+
+@lt_app.command("evaluate")
+def lt_evaluate(data: list[str] = typer.Argument(..., help="cublaslt_probe.py results of "
+                                                 "shapes the model never saw"),
+                model: str = typer.Option("models/cublaslt_bf16_h200", "--model"),
+                rows: bool = typer.Option(False, "--rows", help="print every shape's choice")):
+    """What the dispatcher would run on each shape, scored by its measured speed over
+    torch.matmul (geomean, worst, shapes below 0.97x), beside the heuristic's first entry and
+    the best measured entry (inflated by selection)."""
+    import pandas as pd
+
+    from tilepick.features import lt_entries
+    from tilepick.model import lt_ranker
+
+    r = lt_ranker.LtRanker.load(model)
+    df = pd.concat([lt_ranker.probe_frame(p) for p in data], ignore_index=True)
+    ch = lt_ranker.choices(df, r.booster.predict(lt_entries.compute(df)), r.delta)
+    if rows:
+        typer.echo(ch.to_string(index=False))
+    typer.echo(json.dumps({"model": model, "delta": r.delta, **lt_ranker.summary(ch)}, indent=1))
