@@ -270,12 +270,18 @@ def fake_cuda(monkeypatch):
     return torch, streams
 
 
+def _bound(torch, layout="rr", dtype=None):
+    """A fresh solver bound to 16x64 @ 64x32 tensors of ``layout``: (solver, problem,
+    tensors, the prepared launch)."""
+    s = CublasLtSolver()
+    p = GemmProblem(16, 32, 64, layout=layout)
+    a, b, out = _tensors(torch, p, dtype or torch.bfloat16)
+    return s, p, (a, b, out), s.bind(p, KernelConfig.from_id(LT_ID), a, b, out)
+
+
 def test_operands_off_the_heuristics_alignment_are_refused_for_the_call(fake_cuda):
     torch, _ = fake_cuda
-    s = CublasLtSolver()
-    p = GemmProblem(16, 32, 64)
-    a, b, out = _tensors(torch, p, torch.bfloat16)
-    run = s.bind(p, KernelConfig.from_id(LT_ID), a, b, out)
+    _, _, (a, b, out), run = _bound(torch)
     store = torch.empty(16 * 64 + 1, dtype=torch.bfloat16)
     shifted = store[1:].view(16, 64)            # 2 bytes past an aligned start
     with pytest.raises(NotInThisContextError, match="not a multiple of 16 bytes"):
@@ -288,10 +294,7 @@ def test_operands_off_the_heuristics_alignment_are_refused_for_the_call(fake_cud
 
 def test_bind_runs_the_rebuilt_entry_with_a_workspace_per_stream(fake_cuda):
     torch, streams = fake_cuda
-    s = CublasLtSolver()
-    p = GemmProblem(16, 32, 64)
-    a, b, out = _tensors(torch, p, torch.bfloat16)
-    run = s.bind(p, KernelConfig.from_id(LT_ID), a, b, out)
+    s, p, (a, b, out), run = _bound(torch)
     assert run(a, b, out) is out
     (gemm,) = _FakeGemm.built
     assert gemm.rebuilt == [lt.LtAlgo.parse(ENTRY)]
@@ -320,10 +323,7 @@ def test_bind_runs_the_rebuilt_entry_with_a_workspace_per_stream(fake_cuda):
 
 def test_capture_on_a_stream_without_a_workspace_is_refused(fake_cuda):
     torch, streams = fake_cuda
-    s = CublasLtSolver()
-    p = GemmProblem(16, 32, 64, layout="cc")
-    a, b, out = _tensors(torch, p, torch.float16)
-    run = s.bind(p, KernelConfig.from_id(LT_ID), a, b, out)
+    s, p, (a, b, out), run = _bound(torch, "cc", torch.float16)
     run(a, b, out)                        # eager on stream 0x1000: its buffer exists
     (gemm,) = _FakeGemm.built
     ws = gemm.runs[-1][3]
