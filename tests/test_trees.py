@@ -72,3 +72,37 @@ def test_predictor_without_lightgbm_ranks_the_same(monkeypatch):
     assert isinstance(without.model, NumpyTrees) and not without.compiled_trees
     for p in PROBLEMS:
         assert without.rank(p, top=8) == with_lgb.rank(p, top=8)
+
+
+def test_forest_walk_matches_lightgbm_on_the_entry_model_and_one_leaf_trees():
+    """Models without categorical splits walk all trees at once (trees._Forest): the shipped
+    cuBLASLt entry model on real entry rows, and a packed model whose trees include one-leaf
+    ones, score as LightGBM does; the same trees walked one by one agree too."""
+    from tilepick.features import lt_entries
+    from tilepick.model import lt_ranker
+
+    path = "models/cublaslt_bf16_h200/model.txt.gz"
+    rows = lt_ranker.probe_frame(
+        "benchmarks/results/cublaslt_probe_suite_h200_b12542b.json.gz").iloc[:400]
+    x = lt_entries.compute(rows)
+    trees = NumpyTrees.from_text(read_model_text(path))
+    assert trees._forest is not None
+    fast = FastBooster.load(path)
+    for start, count in ((0, 0), (0, 7), (150, 0), (299, 0)):
+        np.testing.assert_allclose(trees.predict(x, start, count), fast.predict(x, start, count),
+                                   rtol=0, atol=1e-10)
+    rng = np.random.default_rng(1)
+    xs = rng.normal(size=(500, 3))
+    xs[rng.random(500) < 0.1, 0] = np.nan
+    y = np.where(xs[:, 1] > 0, 1.0, 0.0)
+    const = lgb.train({"objective": "regression", "verbose": -1, "min_data_in_leaf": 400},
+                      lgb.Dataset(xs, np.zeros(500) + 0.5), num_boost_round=3)  # one leaf each
+    real = lgb.train({"objective": "regression", "verbose": -1, "num_leaves": 7},
+                     lgb.Dataset(xs, y), num_boost_round=4)
+    packed = booster_module.pack([const, real])
+    t = NumpyTrees.from_text(packed.model_to_string())
+    assert t._forest is not None and any(tr.feature is None for tr in t.trees)
+    want = packed.predict(xs, raw_score=True)
+    np.testing.assert_allclose(t.predict(xs), want, rtol=0, atol=1e-10)
+    t._forest = None
+    np.testing.assert_allclose(t.predict(xs), want, rtol=0, atol=1e-10)

@@ -12,6 +12,11 @@ categorical split, bit 1 the default direction (left) for missing values, bits 2
 type (0 none: NaN reads as 0; 1 zero: |x| <= 1e-35 takes the default; 2 NaN: NaN takes it);
 a numerical split goes left when ``x <= threshold``; a categorical one goes left when int(x)
 is set in the split's bitset (NaN or negative: right). Children below zero are leaves (~child).
+
+Models without categorical splits walk every tree at once (:class:`_Forest`): one numpy step
+per tree level for all (row, tree) pairs, instead of one per level of each tree. Why: the
+cuBLASLt entry model scores ~8 rows with 300 trees, where the per-tree loop cost 23 ms a
+problem on the GPU machines (which have no LightGBM); the forest walk ~1 ms.
 """
 
 from __future__ import annotations
@@ -78,6 +83,58 @@ class _Tree:
         return ok & (((bits >> (iv % 32).astype(np.uint64)) & np.uint64(1)) == 1)
 
 
+class _Forest:
+    """Every tree's nodes in flat arrays (global node ids; a child below zero is ~global leaf
+    id), for trees without categorical splits."""
+
+    def __init__(self, trees: list[_Tree]):
+        split = [t for t in trees if t.feature is not None]
+        sizes = np.array([len(t.feature) for t in split], dtype=np.int64)
+        leaves = np.array([len(t.leaf) for t in trees], dtype=np.int64)
+        node_off = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        leaf_off = np.concatenate(([0], np.cumsum(leaves)[:-1])).astype(np.int64)
+        self.leaf = np.concatenate([t.leaf for t in trees])
+        # per tree: its root's global id, or ~its only leaf for a one-leaf tree
+        self.root = np.empty(len(trees), dtype=np.int64)
+        cat = lambda f: np.concatenate([f(t) for t in split]) if split else np.empty(0)  # noqa
+        it = iter(node_off)
+        globs = []
+        for i, t in enumerate(trees):
+            if t.feature is None:
+                self.root[i] = ~leaf_off[i]
+                continue
+            off = next(it)
+            self.root[i] = off
+            globs.append(tuple(np.where(c >= 0, c + off, ~(~c + leaf_off[i]))
+                               for c in (t.left, t.right)))
+        self.feature = cat(lambda t: t.feature).astype(np.int64)
+        self.threshold = cat(lambda t: t.threshold).astype(np.float64)
+        self.missing = cat(lambda t: t.missing).astype(np.int64)
+        self.default_left = cat(lambda t: t.default_left).astype(bool)
+        self.left = np.concatenate([g[0] for g in globs]) if globs else np.empty(0, np.int64)
+        self.right = np.concatenate([g[1] for g in globs]) if globs else np.empty(0, np.int64)
+
+    def leaves(self, x: np.ndarray, trees: np.ndarray) -> np.ndarray:
+        """Leaf values, (rows, len(trees)), of the trees indexed by ``trees``."""
+        n, t = x.shape[0], len(trees)
+        node = np.tile(self.root[trees], n)
+        row = np.repeat(np.arange(n), t)
+        act = np.flatnonzero(node >= 0)
+        while len(act):
+            nd = node[act]
+            v = x[row[act], self.feature[nd]]
+            nan = np.isnan(v)
+            miss = self.missing[nd]
+            v = np.where(nan & (miss != 2), 0.0, v)
+            go_left = v <= self.threshold[nd]
+            default = ((miss == 1) & (np.abs(v) <= _ZERO)) | ((miss == 2) & nan)
+            go_left = np.where(default, self.default_left[nd], go_left)
+            child = np.where(go_left, self.left[nd], self.right[nd])
+            node[act] = child
+            act = act[child >= 0]
+        return self.leaf[~node].reshape(n, t)
+
+
 class NumpyTrees:
     """The raw-score ``predict`` of :class:`tilepick.model.booster.FastBooster`, from the text."""
 
@@ -89,6 +146,9 @@ class NumpyTrees:
         self.num_features = int(header["max_feature_idx"]) + 1
         self.trees = [_Tree(t) for t in trees]
         self.num_trees = len(self.trees)
+        # categorical splits (a bitset per node) are walked tree by tree
+        self._forest = (None if any(t.feature is not None and t.cat.any() for t in self.trees)
+                        else _Forest(self.trees))
 
     @classmethod
     def from_text(cls, text: str) -> "NumpyTrees":
@@ -105,9 +165,16 @@ class NumpyTrees:
         iterations = self.num_trees // k
         stop = iterations if count <= 0 else min(iterations, start + count)
         out = np.zeros((n, k))
-        for it in range(start, stop):
-            for j in range(k):
-                out[:, j] += self.trees[it * k + j].predict(x)
+        if self._forest is not None and stop > start:
+            idx = np.arange(start * k, stop * k)
+            vals = self._forest.leaves(x, idx)
+            for j in range(k):   # tree it * k + j feeds output j; summed in tree order
+                for col in vals[:, j::k].T:
+                    out[:, j] += col
+        else:
+            for it in range(start, stop):
+                for j in range(k):
+                    out[:, j] += self.trees[it * k + j].predict(x)
         return out if k > 1 else out[:, 0]
 
 
