@@ -548,8 +548,9 @@ def main():  # pragma: no cover
 from tilepick.cli_lt import lt_app as _lt_app  # noqa: E402
 from tilepick.cli_model import register as _register_model_commands  # noqa: E402
 
+# before main() runs, so `python -m tilepick.cli train` (or `lt train`) works too
 _register_model_commands(app)
-app.add_typer(_lt_app, name="lt")  # before main() runs, so `python -m tilepick.cli train` works too
+app.add_typer(_lt_app, name="lt")
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -103,21 +103,21 @@ def load_lt_ranker(dtype: str, arch: str):
     """The shipped cuBLASLt entry model for (dtype, arch) (``models/cublaslt_<dtype>_<arch>``),
     or None: without one, cuBLAS runs its heuristic's first entry as torch.matmul does (a
     model that exists but does not load says so)."""
-    from tilepick.model.artifacts import search_roots
+    from tilepick.model.artifacts import ModelError, find_model_dir
 
-    for root in search_roots():
-        path = root / f"cublaslt_{dtype}_{arch}"
-        if path.is_dir():
-            try:
-                from tilepick.model.lt_ranker import LtRanker
+    try:
+        path = find_model_dir("cublaslt", dtype, arch)
+    except ModelError:
+        return None
+    try:
+        from tilepick.model.lt_ranker import LtRanker
 
-                return LtRanker.load(path)
-            except Exception as exc:
-                warnings.warn(f"tilepick: the cuBLASLt entry model {path} does not load "
-                              f"({type(exc).__name__}: {exc}); cuBLAS runs as torch.matmul does",
-                              RuntimeWarning, stacklevel=3)
-                return None
-    return None
+        return LtRanker.load(path)
+    except Exception as exc:
+        warnings.warn(f"tilepick: the cuBLASLt entry model {path} does not load "
+                      f"({type(exc).__name__}: {exc}); cuBLAS runs as torch.matmul does",
+                      RuntimeWarning, stacklevel=3)
+        return None
 
 
 @dataclass
@@ -209,7 +209,7 @@ class Dispatcher:
             return [], False
         return [KernelConfig(LT_FAMILY, entry=name.name).id for name, _ in ranked], ahead
 
-    def _with_lt(self, problem: GemmProblem, ranked: list) -> list:
+    def _with_lt(self, problem: GemmProblem, ranked: list, bad: set) -> list:
         """``ranked`` with the entry model's best cuBLASLt entry just ahead of cuBLAS where it
         should run instead (it inherits cuBLAS's prediction: the gap is a score, not a
         speed); the model's order is kept for hybrid (:meth:`lt_candidates`)."""
@@ -217,7 +217,6 @@ class Dispatcher:
         if at is None:
             return ranked
         ids, ahead = self.lt_entries(problem)
-        bad = self.invalid.get(problem, set())
         ids = [cid for cid in ids if cid not in bad]
         self._lt_ranked[problem] = ids
         if ahead and ids:
@@ -248,7 +247,7 @@ class Dispatcher:
         if not any(r[0] == CUBLAS for r in ranked) and CUBLAS not in bad \
                 and solvers.SOLVERS[CUBLAS].is_applicable(problem, self.hw):
             ranked.append((CUBLAS, math.nan, math.inf))
-        return self._with_lt(problem, ranked), source
+        return self._with_lt(problem, ranked, bad), source
 
     def _db_record(self, problem: GemmProblem):
         for db in (self.user_db, self.system_db):

@@ -26,6 +26,18 @@ import numpy as np
 _ZERO = 1e-35
 
 
+def _numeric_left(nodes, nd: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Whether values ``v`` at nodes ``nd`` of ``nodes`` (a :class:`_Tree` or :class:`_Forest`:
+    arrays threshold, missing, default_left) go left by a numerical split, missing values
+    included (see the module doc)."""
+    nan = np.isnan(v)
+    miss = nodes.missing[nd]
+    v = np.where(nan & (miss != 2), 0.0, v)
+    go_left = v <= nodes.threshold[nd]
+    default = ((miss == 1) & (np.abs(v) <= _ZERO)) | ((miss == 2) & nan)
+    return np.where(default, nodes.default_left[nd], go_left)
+
+
 class _Tree:
     __slots__ = ("feature", "threshold", "cat", "default_left", "missing", "left", "right",
                  "leaf", "cat_bounds", "cat_bits")
@@ -57,13 +69,7 @@ class _Tree:
         rows = np.arange(n)
         while len(rows):
             nd = node[rows]
-            v = x[rows, self.feature[nd]]
-            nan = np.isnan(v)
-            miss = self.missing[nd]
-            v = np.where(nan & (miss != 2), 0.0, v)
-            go_left = v <= self.threshold[nd]
-            default = ((miss == 1) & (np.abs(v) <= _ZERO)) | ((miss == 2) & nan)
-            go_left = np.where(default, self.default_left[nd], go_left)
+            go_left = _numeric_left(self, nd, x[rows, self.feature[nd]])
             cat = self.cat[nd]
             if cat.any():
                 go_left[cat] = self._in_bitset(nd[cat], x[rows[cat], self.feature[nd[cat]]])
@@ -122,13 +128,7 @@ class _Forest:
         act = np.flatnonzero(node >= 0)
         while len(act):
             nd = node[act]
-            v = x[row[act], self.feature[nd]]
-            nan = np.isnan(v)
-            miss = self.missing[nd]
-            v = np.where(nan & (miss != 2), 0.0, v)
-            go_left = v <= self.threshold[nd]
-            default = ((miss == 1) & (np.abs(v) <= _ZERO)) | ((miss == 2) & nan)
-            go_left = np.where(default, self.default_left[nd], go_left)
+            go_left = _numeric_left(self, nd, x[row[act], self.feature[nd]])
             child = np.where(go_left, self.left[nd], self.right[nd])
             node[act] = child
             act = act[child >= 0]
