@@ -221,3 +221,21 @@ def test_lt_evaluate_cli_scores_the_shipped_model_on_held_out_shapes():
     out = json.loads(res.output)
     assert out["shapes"] == 200 and 0 < out["replaced_torch"] < 1
     assert out["chosen_min"] <= out["chosen_geomean"] <= out["best_geomean_inflated"]
+
+
+def test_lt_cli_names_what_is_not_a_probe_result_or_a_model(tmp_path):
+    from typer.testing import CliRunner
+
+    from tilepick.cli import app
+
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not json")
+    runner = CliRunner()
+    for args, says in ((["lt", "evaluate", str(bad)], "is not a cublaslt_probe.py result"),
+                       (["lt", "evaluate", str(tmp_path / "missing.json")], "missing.json"),
+                       (["lt", "evaluate", str(TRAIN), "--model", str(tmp_path)],
+                        "lt_ranker.json")):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2 and says in res.output, res.output
+    with pytest.raises(ValueError, match="is not a cublaslt_probe.py result"):
+        lt_ranker.probe_frame(bad)

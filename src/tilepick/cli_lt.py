@@ -11,6 +11,8 @@ from typing import Optional
 
 import typer
 
+from tilepick.cli_model import _fail
+
 lt_app = typer.Typer(help="the cuBLASLt entry model: which of cuBLASLt's heuristic entries "
                           "runs where cuBLAS is picked", no_args_is_help=True)
 
@@ -24,7 +26,10 @@ def lt_train(data: list[str] = typer.Argument(..., help="cublaslt_probe.py resul
     """Train (LambdaRank, GroupKFold by shape for the gap) and write the model."""
     from tilepick.model import lt_ranker
 
-    meta = lt_ranker.train(data, out, delta)
+    try:
+        meta = lt_ranker.train(data, out, delta)
+    except ValueError as exc:
+        _fail(str(exc))
     typer.echo(json.dumps({"out": out, "shapes": meta["shapes"], "rows": meta["rows"],
                            "delta": meta["delta"],
                            "out_of_fold": meta["out_of_fold"][str(meta["delta"])]}, indent=1))
@@ -43,8 +48,11 @@ def lt_evaluate(data: list[str] = typer.Argument(..., help="cublaslt_probe.py re
     from tilepick.features import lt_entries
     from tilepick.model import lt_ranker
 
-    r = lt_ranker.LtRanker.load(model)
-    df = pd.concat([lt_ranker.probe_frame(p) for p in data], ignore_index=True)
+    try:
+        r = lt_ranker.LtRanker.load(model)
+        df = pd.concat([lt_ranker.probe_frame(p) for p in data], ignore_index=True)
+    except (OSError, ValueError, KeyError) as exc:
+        _fail(f"{type(exc).__name__}: {exc}")
     ch = lt_ranker.choices(df, r.booster.predict(lt_entries.compute(df)), r.delta)
     if rows:
         typer.echo(ch.to_string(index=False))

@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from tilepick.features import lt_entries
+from tilepick.model.artifacts import MODEL_FILE   # the file find_model_dir looks for
 from tilepick.model.booster import write_model_text
 
-MODEL_FILE = "model.txt.gz"
 META_FILE = "lt_ranker.json"
 #: what the dispatcher runs (cuBLAS through torch) where no entry beats the heuristic's first
 #: by the score gap
@@ -62,11 +62,15 @@ def probe_frame(path: str | Path):
     from tilepick.data.io import open_text
     from tilepick.solvers.cublaslt_lib import LtAlgo
 
-    with open_text(path) as f:
-        doc = json.load(f)
-    prov = doc["provenance"]
+    try:
+        with open_text(path) as f:
+            doc = json.load(f)
+        prov, probe_rows = doc["provenance"], doc["rows"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path} is not a cublaslt_probe.py result (JSON with provenance and "
+                         f"rows): {type(exc).__name__}: {exc}") from None
     rows = []
-    for r in doc["rows"]:
+    for r in probe_rows:
         if "error" in r:
             continue
         dims, layout = r["spec"].split(":")
@@ -168,6 +172,7 @@ def train(data: list[str | Path], out: str | Path, delta: float | None = None) -
     """Train on probe results, choose the score gap by cross-validation, write the model."""
     import pandas as pd
 
+    from tilepick.model.artifacts import _sha256
     from tilepick.provenance import collect
 
     df = pd.concat([probe_frame(p) for p in data], ignore_index=True)
@@ -183,19 +188,13 @@ def train(data: list[str | Path], out: str | Path, delta: float | None = None) -
             "features": list(lt_entries.FEATURE_NAMES), "delta": delta,
             "out_of_fold": {str(k): v for k, v in scores.items()}, "params": PARAMS,
             "rounds": ROUNDS, "grades": [GRADES, GRADE_STEP],
-            "data": [{"path": str(p), "sha256": _sha256(p)} for p in data],
+            "data": [{"path": str(p), "sha256": _sha256(Path(p))} for p in data],
             "rows": len(df), "shapes": int(df["spec"].nunique()),
             "gpu_name": sorted(set(df["gpu_name"])),
             "cublaslt_version": sorted({int(v) for v in df["cublaslt_version"].dropna()}),
             "commit": prov["tilepick_commit"], "date": prov["date"]}
     (out / META_FILE).write_text(json.dumps(meta, indent=1) + "\n")
     return meta
-
-
-def _sha256(path) -> str:
-    import hashlib
-
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 @dataclass
