@@ -143,6 +143,33 @@ def test_entry_features_on_a_hand_computed_case():
         lt_entries.compute({k: [1] for k in lt_entries.INPUTS if k != "waves"})
 
 
+def test_entry_features_against_the_first_entry_and_the_cluster():
+    p = GemmProblem(100, 300, 1000, dtype="bf16", layout="rc")
+    first = LtAlgo.parse("a66.t20.s35.k1.r0.w0.c1.i0.cl5")    # 128x128 tile, cluster 1x2x1
+    wide = LtAlgo.parse("a66.t29.s35.k1.r0.w0.c1.i0.cl2")     # 128x160 (N x M), 1x1x1
+    entries = [(wide, {"rank": 1, "workspace": 0, "waves": 1.0}),
+               (first, {"rank": 0, "workspace": 0, "waves": 0.25})]
+    x = lt_entries.compute(lt_entries.entry_inputs(p, entries, 132))
+    f = [dict(zip(lt_entries.FEATURE_NAMES, row)) for row in x]
+    assert (f[0]["tile_n"], f[0]["tile_m"]) == (128, 160) and f[0]["cluster_m"] == 1
+    # the first entry against itself; the other against it (the entry listed first is not
+    # the heuristic's first: rank decides)
+    assert f[1]["tile_area_vs_first"] == f[1]["tile_m_vs_first"] == f[1]["waves_vs_first"] == 0
+    assert f[0]["tile_area_vs_first"] == pytest.approx(math.log2(1.25))
+    assert f[0]["tile_m_vs_first"] == pytest.approx(math.log2(1.25))
+    assert f[0]["waves_vs_first"] == pytest.approx(2.0)
+    # M = 100 in clusters of 2 x 128 rows: 100 / 256; N = 300 in 3 x 128 columns
+    assert f[1]["eff_m_cluster"] == pytest.approx(100 / 256)
+    assert f[1]["eff_n_cluster"] == pytest.approx(300 / 384)
+    assert f[1]["wave_fill"] == pytest.approx(3 / 132)   # 3 programs fill 3 of 132 SMs
+    # rows of several problems at once (training's frame) = each problem on its own
+    q = GemmProblem(4096, 300, 1000, dtype="bf16", layout="rc")
+    both = {k: a + b for (k, a), b in zip(lt_entries.entry_inputs(p, entries, 132).items(),
+                                          lt_entries.entry_inputs(q, entries[::-1], 132).values())}
+    alone = lt_entries.compute(lt_entries.entry_inputs(q, entries[::-1], 132))
+    np.testing.assert_array_equal(lt_entries.compute(both), np.vstack([x, alone]))
+
+
 @pytest.fixture(scope="module")
 def probe_rows():
     return lt_ranker.probe_frame(TRAIN)

@@ -19,13 +19,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FEATURE_SCHEMA_VERSION = 1
+FEATURE_SCHEMA_VERSION = 2
 
 #: the raw inputs of one entry row: the problem, the GPU's SM count, the entry's name fields
 #: (``cublaslt_lib.LtAlgo``) and what the heuristic said about it
 INPUTS = ("m", "n", "k", "a_row_major", "b_row_major", "sm_count", "algo", "tile", "stages",
           "splitk", "reduction", "swizzle", "custom", "inner", "cluster", "rank", "workspace",
           "waves")
+#: the inputs that name a problem: an entry's features relative to the heuristic's first
+#: entry of the same problem (``_of_first``) group rows by them
+PROBLEM_INPUTS = ("m", "n", "k", "a_row_major", "b_row_major", "sm_count")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,25 @@ def _enum_column(c, table: str, index: int) -> np.ndarray:
 
 def _log2(x) -> np.ndarray:
     return np.log2(np.maximum(np.asarray(x, dtype=float), 1.0))
+
+
+def _of_first(c, col: str) -> np.ndarray:
+    """Per row: ``col`` of its problem's first-ranked entry (the one torch.matmul runs; the
+    lowest rank present where a probe left the first out). Why: the ranker compares entries
+    within a problem, and "a larger tile than cuBLAS's own choice" is what it has to learn,
+    which absolute sizes say only through interactions."""
+    key = np.column_stack([c[x] for x in PROBLEM_INPUTS])
+    _, group = np.unique(key, axis=0, return_inverse=True)
+    group = group.ravel()
+    order = np.lexsort((c["rank"], group))
+    firsts = order[np.r_[True, group[order][1:] != group[order][:-1]]]
+    value = np.empty(group.max() + 1 if len(group) else 0)
+    value[group[firsts]] = c[col][firsts]
+    return value[group]
+
+
+def _cluster(c, dim: str) -> np.ndarray:
+    return np.nan_to_num(c[f"cluster_{dim}"], nan=1.0)
 
 
 def _tiles(size, tile) -> np.ndarray:
@@ -90,6 +112,23 @@ FEATURES: tuple[LtFeature, ...] = (
     F("ctas_per_sm", lambda c: c["tiles_m"] * c["tiles_n"] * c["splitk"] / c["sm_count"],
       "programs per SM"),
     F("k_per_split", lambda c: _log2(c["k"] / c["splitk"]), "log2 of K per split"),
+    F("wave_fill", lambda c: c["ctas_per_sm"] / np.ceil(c["ctas_per_sm"]),
+      "fill of the last wave (programs per SM over its ceiling)"),
+    F("eff_m_cluster", lambda c: c["m"] / (np.ceil(c["m"] / (c["tile_m"] * _cluster(c, "m")))
+                                           * c["tile_m"] * _cluster(c, "m")),
+      "M / M covered by whole clusters of tiles"),
+    F("eff_n_cluster", lambda c: c["n"] / (np.ceil(c["n"] / (c["tile_n"] * _cluster(c, "n")))
+                                           * c["tile_n"] * _cluster(c, "n")),
+      "N / N covered by whole clusters of tiles"),
+    # the entry against the heuristic's first (torch.matmul's) entry of the same problem
+    F("tile_area_vs_first", lambda c: np.log2(c["tile_m"] * c["tile_n"]
+                                              / (_of_first(c, "tile_m") * _of_first(c, "tile_n"))),
+      "log2 of tile area over the first entry's"),
+    F("tile_m_vs_first", lambda c: np.log2(c["tile_m"] / _of_first(c, "tile_m")),
+      "log2 of tile M over the first entry's"),
+    F("waves_vs_first", lambda c: np.log2(np.maximum(c["waves"], 1e-3)
+                                          / np.maximum(_of_first(c, "waves"), 1e-3)),
+      "log2 of the heuristic's waves over the first entry's"),
 )
 FEATURE_NAMES = tuple(f.name for f in FEATURES)
 assert len(set(FEATURE_NAMES)) == len(FEATURE_NAMES)
