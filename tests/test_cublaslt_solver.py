@@ -3,6 +3,7 @@ problem -> cuBLASLt descriptor mapping, and the per-(device, stream) workspace l
 prepared launches (with a fake LtGemm and fake torch.cuda stream functions: the cuBLASLt calls
 themselves run on the GPU only)."""
 
+import ctypes
 import pytest
 
 from tilepick import config as cfg
@@ -411,6 +412,35 @@ def test_run_accepts_a_workspace_and_checks_its_size():
     small = torch.empty(lt.WORKSPACE_BYTES - 1, dtype=torch.uint8)
     with pytest.raises(ValueError, match="smaller than"):
         plan.run(None, a, b, out, 0, small)
+
+
+def test_shared_workspace_only_for_launches_that_pass_none(monkeypatch):
+    """The solver passes a workspace per (device, stream): the device's shared one (for the
+    probes) must then never be allocated, or it holds 32 MiB more a device."""
+    torch = pytest.importorskip("torch")
+    plan = object.__new__(lt.LtGemm)
+    plan.signature = ((4, 8), (8, 16), (4, 16), (8, 1), (16, 1), 16, "bfloat16")
+    plan.device_index, plan.handle, plan.desc = 3, None, None
+    plan.lay_a = plan.lay_b = plan.lay_c = None
+    plan._alpha, plan._beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
+    used = []
+
+    class FakeLib:
+        def cublasLtMatmul(self, *args):
+            used.append(args[-3])   # the workspace pointer
+            return 0
+
+    plan.lib = FakeLib()
+    shared = torch.empty(lt.WORKSPACE_BYTES, dtype=torch.uint8)
+    asked = []
+    monkeypatch.setattr(lt, "shared_workspace", lambda i: asked.append(i) or shared)
+    a, b = torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 16, dtype=torch.bfloat16)
+    out = torch.zeros(4, 16, dtype=torch.bfloat16)
+    own = torch.empty(lt.WORKSPACE_BYTES, dtype=torch.uint8)
+    plan.run(lt._Algo(), a, b, out, 0, own)
+    assert asked == [] and used == [own.data_ptr()]
+    plan.run(lt._Algo(), a, b, out, 0)
+    assert asked == [3] and used[-1] == shared.data_ptr()
 
 
 # -- the perf-db key ------------------------------------------------------------------------

@@ -159,13 +159,12 @@ class CublasLtSolver(Solver):
         return gemm, device
 
     def _refuse_first_handle_in_capture(self, device, what) -> None:
-        """The first descriptors on a device create its cuBLASLt handle and allocate its
-        shared workspace: never inside CUDA graph capture (the allocation would land in the
-        graph's pool)."""
+        """The first descriptors on a device create its cuBLASLt handle: never inside CUDA
+        graph capture, which cuBLASLt does not document ``cublasLtCreate`` as safe in."""
         if device not in self._ready and _capturing():
             raise NotInThisContextError(
                 f"gemm.cublaslt for {what}: cuBLASLt has no handle on device {device} yet, and "
-                "creating one (with its workspace) is not done inside CUDA graph capture")
+                "creating one is not done inside CUDA graph capture")
 
     def entries(self, problem: GemmProblem) -> list[tuple]:
         """The heuristic's entries for the problem on the current device, in its order:

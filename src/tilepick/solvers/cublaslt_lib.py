@@ -189,18 +189,22 @@ def version() -> int:
 
 @functools.lru_cache(maxsize=None)
 def _handle(device_index: int):
-    """One cuBLASLt handle and workspace per device (a handle is not bound to a stream).
-    The workspace is shared by every launch on the device that passes none to
-    :meth:`LtGemm.run`: enough for the probes, which run on one stream; a solver serving
-    several streams at once passes one per (device, stream) (``solvers.cublaslt``), as the
-    split-K families keep their buffers."""
-    import torch
-
+    """One cuBLASLt handle per device (a handle is not bound to a stream)."""
     lib = library()
     h = ctypes.c_void_p()
     _check(lib.cublasLtCreate(ctypes.byref(h)), "cublasLtCreate")
-    ws = torch.empty(WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{device_index}")
-    return h, ws
+    return h
+
+
+@functools.lru_cache(maxsize=None)
+def shared_workspace(device_index: int):
+    """The workspace of every launch on the device that passes none to :meth:`LtGemm.run`:
+    enough for the probes, which run on one stream. Allocated on first such launch only: a
+    solver serving several streams passes one per (device, stream) (``solvers.cublaslt``), as
+    the split-K families keep their buffers, and would otherwise hold 32 MiB more a device."""
+    import torch
+
+    return torch.empty(WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{device_index}")
 
 
 _DTYPES = {"bfloat16": CUDA_R_16BF, "float16": CUDA_R_16F}
@@ -229,7 +233,7 @@ class LtGemm:
         if dtype not in _DTYPES:
             raise ValueError(f"cuBLASLt binding serves {sorted(_DTYPES)}, got {dtype}")
         self.lib = library()
-        self.handle, self.workspace = _handle(device_index)
+        self.handle, self.device_index = _handle(device_index), device_index
         self.dtype = _DTYPES[dtype]
         # what run() checks its tensors against: the descriptors describe these and no others
         self.signature = ((m, k), (k, n), (m, n), tuple(a_strides), tuple(b_strides), ldc,
@@ -328,7 +332,7 @@ class LtGemm:
             raise ValueError(f"tensors (shapes, strides, ldc, dtype) {got} with b {b.dtype}, "
                              f"out {out.dtype} do not fit this plan's {self.signature}")
         if workspace is None:
-            workspace = self.workspace
+            workspace = shared_workspace(self.device_index)
         else:
             nbytes = workspace.numel() * workspace.element_size()
             if nbytes < WORKSPACE_BYTES:
