@@ -53,9 +53,10 @@ def default_shapes(m_values) -> list[str]:
             for lay in ("rr", "rc")]
 
 
-def probe(spec: str, algos: int, screen_rounds: int, rounds: int, top: int) -> dict:
+def probe(spec: str, algos: int, screen_rounds: int, rounds: int, top: int,
+          dtype: str = "bf16") -> dict:
     t0 = time.time()
-    cc = CheckedCandidates(spec)
+    cc = CheckedCandidates(spec, dtype)
     out = cc.output()
     ids = {}
     for info, run in entries(cc.inp.a, cc.inp.b, out, algos):
@@ -98,6 +99,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--budget-s", type=float, default=400.0)
+    ap.add_argument("--dtype", default="bf16", help="bf16 or fp16 (what cuBLASLt serves here)")
     args = ap.parse_args()
 
     from tilepick.data.io import write_json
@@ -112,7 +114,7 @@ def main():
             print(f"budget spent: stopped before {spec}")
             break
         try:
-            row = probe(spec, args.algos, args.screen_rounds, args.rounds, args.top)
+            row = probe(spec, args.algos, args.screen_rounds, args.rounds, args.top, args.dtype)
         except Exception as exc:   # a shape cuBLASLt refuses is a finding, not the end
             row = {"spec": spec, "error": f"{type(exc).__name__}: {exc}"}
             print(spec, row["error"])

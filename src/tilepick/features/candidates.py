@@ -242,7 +242,10 @@ def candidate_table(problem: GemmProblem, hw: HardwareProfile, pool_ids=None,
 
 
 def candidate_ids(problem: GemmProblem, hw: HardwareProfile, pool_ids=None) -> list[str]:
-    """Ids of the valid candidates of a problem (the fast equivalent of applicable_configs)."""
+    """Ids of the valid candidates of a problem in the declared space: the fast equivalent of
+    ``solvers.applicable_configs`` except for ``gemm.cublaslt``, whose configs are cuBLASLt's
+    heuristic entries, listed per problem on the GPU only (``space()`` holds none of them), so
+    the main model never ranks them; ``tilepick.model.lt_ranker`` does."""
     table = candidate_table(problem, hw, pool_ids)
     return [table.ids[i] for i in np.flatnonzero(table.valid_mask(problem))]
 

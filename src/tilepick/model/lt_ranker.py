@@ -93,6 +93,7 @@ def probe_frame(path: str | Path):
                          "rank": info["rank"], "workspace": info["workspace"],
                          "waves": info["waves"], "entry": name.name,
                          "over_torch": timed[(stage, cand)], "label_from": stage,
+                         "dtype": (doc.get("args") or {}).get("dtype") or "bf16",
                          "gpu_name": prov["gpu_name"],
                          "cublaslt_version": prov.get("cublaslt_version"),
                          "commit": prov["tilepick_commit"], "date": prov["date"]})
