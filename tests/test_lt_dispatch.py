@@ -3,6 +3,7 @@ cuBLASLt heuristic; the entry model trained on a slice of the shipped probe data
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -266,3 +267,22 @@ def test_lt_cli_names_what_is_not_a_probe_result_or_a_model(tmp_path):
         assert res.exit_code == 2 and says in res.output, res.output
     with pytest.raises(ValueError, match="is not a cublaslt_probe.py result"):
         lt_ranker.probe_frame(bad)
+
+
+def test_fp16_borrows_the_bf16_entry_model_unless_it_has_its_own(tmp_path, monkeypatch):
+    import shutil
+
+    from tilepick.dispatch.dispatcher import load_lt_ranker
+
+    shipped = Path(__file__).resolve().parents[1] / "models" / "cublaslt_bf16_h200"
+    monkeypatch.setenv("TILEPICK_MODELS", str(tmp_path))
+    assert lt_ranker.BORROWED_FROM["fp16"] == "bf16"
+    borrowed = load_lt_ranker("fp16", "h200")
+    assert borrowed is not None and borrowed.meta == lt_ranker.LtRanker.load(shipped).meta
+    assert load_lt_ranker("fp8e4m3", "h200") is None       # nothing to borrow
+    assert load_lt_ranker("bf16", "h100") is None           # another GPU: no model
+    own = tmp_path / "cublaslt_fp16_h200"
+    shutil.copytree(shipped, own)
+    meta = json.loads((own / lt_ranker.META_FILE).read_text())
+    (own / lt_ranker.META_FILE).write_text(json.dumps({**meta, "delta": 9.0}))
+    assert load_lt_ranker("fp16", "h200").delta == 9.0     # its own model comes first

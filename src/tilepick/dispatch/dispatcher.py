@@ -100,18 +100,23 @@ def load_predictor(dtype: str, arch: str):
 
 
 def load_lt_ranker(dtype: str, arch: str):
-    """The shipped cuBLASLt entry model for (dtype, arch) (``models/cublaslt_<dtype>_<arch>``),
-    or None: without one, cuBLAS runs its heuristic's first entry as torch.matmul does (a
-    model that exists but does not load says so)."""
+    """The shipped cuBLASLt entry model for (dtype, arch) (``models/cublaslt_<dtype>_<arch>``,
+    else the one ``lt_ranker.BORROWED_FROM`` names for the dtype), or None: without one, cuBLAS
+    runs its heuristic's first entry as torch.matmul does (a model that exists but does not
+    load says so)."""
     from tilepick.model.artifacts import ModelError, find_model_dir
+    from tilepick.model.lt_ranker import BORROWED_FROM, LtRanker
 
-    try:
-        path = find_model_dir("cublaslt", dtype, arch)
-    except ModelError:
+    path = None
+    for source in (dtype, BORROWED_FROM.get(dtype)):
+        try:
+            path = find_model_dir("cublaslt", source, arch) if source else None
+        except ModelError:
+            continue
+        break
+    if path is None:
         return None
     try:
-        from tilepick.model.lt_ranker import LtRanker
-
         return LtRanker.load(path)
     except Exception as exc:
         warnings.warn(f"tilepick: the cuBLASLt entry model {path} does not load "

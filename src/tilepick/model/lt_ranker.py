@@ -47,6 +47,12 @@ PARAMS = dict(objective="lambdarank", label_gain=list(range(GRADES)),
               lambda_l2=1.0, verbose=-1, seed=39, deterministic=True, num_threads=2)
 ROUNDS = 300
 DELTAS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2)
+#: dtypes without an entry model of their own and the model that chooses their entries. fp16:
+#: the bf16 model (its features hold no dtype; cuBLASLt lists the same kinds of entries), which
+#: on 226 held-out fp16 shapes read 1.023x torch.matmul, the heuristic's first entry 1.001x
+#: (BENCHMARKS "Session 40": ``tilepick lt evaluate
+#: benchmarks/results/cublaslt_probe_fp16_heldout_h200_a2593f7.json.gz``)
+BORROWED_FROM = {"fp16": "bf16"}
 
 
 def _paired(torch_ms: list[float], entry_ms: list[float]) -> float:
