@@ -1,0 +1,76 @@
+"""Can the vendor gate fit a small pocket without losing out of fold? (CPU, ~10 min)
+
+Why: on the LLM suite the heuristic's one row below 0.97x torch.matmul is rr 1 x 8192 x 8192
+(a split-K pick, 0.95x; BENCHMARKS "Session 40"), and the training data around it says cuBLAS:
+on the rr problems at M <= 2 with N = 8192 cuBLAS beats every Triton config by 3-8%, yet the
+shipped gate, fitted on them, calls Triton there (1 x 8192 x 9216: raw -0.28). Those are ~8
+problems, fewer than the gate's ``min_data_in_leaf`` of 10, so no leaf can hold them alone.
+This re-trains the shipped bf16 recipe's ranker out of fold, then per gate variant: the gated
+ranking out of fold (mean / P10 / min efficiency, three seeds), and the gate fitted on every
+problem (as shipped) with its raw score on the pocket's training problems (> 0: cuBLAS).
+
+    PYTHONPATH=src python benchmarks/gate_pocket.py [--model models/gemm_bf16_h200] [--out FILE]
+"""
+
+import argparse
+
+import numpy as np
+
+from tilepick.data.io import write_json
+from tilepick.features import FEATURE_INDEX
+from tilepick.features.columns import LAYOUT_CODES
+from tilepick.model import cv, gate, metrics
+from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
+
+VARIANTS = {
+    "shipped (min_data_in_leaf 10)": {},
+    "min_data_in_leaf 5": {"min_data_in_leaf": 5},
+    "min_data_in_leaf 3": {"min_data_in_leaf": 3},
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="models/gemm_bf16_h200")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--seeds", type=int, default=3)
+    args = ap.parse_args()
+    opts, ds, _ = recipe_data(args.model)
+    folds = cv.make_folds(ds, opts.folds, opts.seed)
+    res = recipe_out_of_fold(ds, opts, folds)
+    sc = res.scored
+    masks = [(f.train[ds.served], f.test[ds.served]) for f in folds]
+    first = sc.x[sc.starts]
+    x = gate.problem_matrix(first)
+    m, n, k = (first[:, FEATURE_INDEX[c]] for c in ("m", "n", "k"))
+    layout = np.array(LAYOUT_CODES)[first[:, FEATURE_INDEX["layout_code"]].astype(int)]
+    y, has = gate.problem_outcomes(sc.problem_index, sc.config_ids, sc.tflops, res.keys)
+    pocket = np.flatnonzero((layout == "rr") & (m <= 2) & (n == 8192) & has)
+    shapes = [f"{int(m[i])}x{int(n[i])}x{int(k[i])}" for i in pocket]
+
+    def score(keys):
+        t = metrics.per_problem(sc.problem_index, sc.tflops, keys)["efficiency"].to_numpy()
+        return {"mean": float(t.mean()), "p10": float(np.percentile(t, 10)),
+                "min": float(t.min())}
+
+    out = {"model": args.model, "problems": int(sc.n_problems), "ranker": score(res.keys),
+           "pocket": dict(zip(shapes, np.exp(y[pocket]).tolist())), "variants": {}}
+    print("pocket (cuBLAS / the ranker's first Triton, out of fold):", out["pocket"], flush=True)
+    for name, params in VARIANTS.items():
+        runs = []
+        for seed in range(args.seeds):
+            raw, _, _ = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys,
+                                         x, masks, seed, params=params)
+            runs.append(score(gate.apply(sc.problem_index, sc.config_ids, res.keys, raw)))
+        fitted = gate.fit(x[has], y[has], 0, params=params)
+        in_sample = fitted.predict(x[pocket], raw_score=True)
+        out["variants"][name] = {"out_of_fold": runs,
+                                 "pocket_raw_in_sample": dict(zip(shapes, in_sample.tolist()))}
+        print(name, [f"{r['mean']:.4f}/{r['p10']:.4f}/{r['min']:.3f}" for r in runs],
+              "pocket in sample:", np.round(in_sample, 2).tolist(), flush=True)
+    if args.out:
+        write_json(args.out, out)
+
+
+if __name__ == "__main__":
+    main()
