@@ -4,9 +4,10 @@ Why a table of its own: the entries are not configs of a declared space but what
 heuristic returns for each problem on the GPU (``solvers.cublaslt_lib``), named by the
 settable fields of their algorithm (``a66.t197.s35.k1.r0.w0.c2.i0.cl5``). The model that
 chooses among them (:mod:`tilepick.model.lt_ranker`) sees the problem, the entry's fields
-turned into sizes (tile, K per stage, cluster shape, from the CUDA header's enums) and what
-the heuristic said about it (its rank, waves and workspace), so training, the dispatcher and
-the tests read one list.
+turned into sizes (tile, K per stage, cluster shape, from the CUDA header's enums), what the
+heuristic said about it (its rank, waves and workspace) and how it differs from the heuristic's
+first entry, the one torch.matmul runs (schema 2), so training, the dispatcher and the tests
+read one list.
 
 Orientation: cuBLASLt's tile is rows x columns of its column-major C, which is our C
 transposed (``out^T = b^T a^T``): its first dimension runs along our N, the second along M.

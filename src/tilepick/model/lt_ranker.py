@@ -197,7 +197,7 @@ def train(data: list[str | Path], out: str | Path, delta: float | None = None) -
             "rounds": ROUNDS, "grades": [GRADES, GRADE_STEP],
             "data": [{"path": str(p), "sha256": _sha256(Path(p))} for p in data],
             "rows": len(df), "shapes": int(df["spec"].nunique()),
-            "gpu_name": sorted(set(df["gpu_name"])),
+            "gpu_name": sorted(set(df["gpu_name"])), "dtypes": sorted(set(df["dtype"])),
             "cublaslt_version": sorted({int(v) for v in df["cublaslt_version"].dropna()}),
             "commit": prov["tilepick_commit"], "date": prov["date"]}
     (out / META_FILE).write_text(json.dumps(meta, indent=1) + "\n")
