@@ -4,9 +4,9 @@
 Why: session 40 added six features to ``tilepick.features.lt_entries`` (schema 2: last-wave
 fill, M and N over whole clusters of tiles, tile and waves against the heuristic's first
 entry). Schema 1 is schema 2 without them (they were appended), so both lists are trained
-here on the same probe results, three bagging seeds each, and scored: out of fold (5
-GroupKFold folds by shape) at a few score gaps, and on the held-out probes (the bf16 rr
-validation shapes and the LLM suite) at the gaps the shipped models used.
+here on the same probe results, one single-seed booster per bagging seed (three seeds), and
+scored: out of fold (5 GroupKFold folds by shape) at a few score gaps, and on the held-out
+probes (the bf16 rr validation shapes and the LLM suite) at the gaps the shipped models used.
 
     PYTHONPATH=src python benchmarks/lt_features_oof.py [--out FILE.json]
 """
@@ -36,21 +36,20 @@ def main():
     args = ap.parse_args()
     df = pd.concat([L.probe_frame(p) for p in TRAIN], ignore_index=True)
     held = {k: L.probe_frame(p) for k, p in HELD.items()}
-    full, params = E.FEATURES, dict(L.PARAMS)
+    full = E.FEATURES
     lists = {"schema 1": tuple(f for f in full if f.name not in NEW), "schema 2": full}
     rows = []
     try:
         for name, feats in lists.items():
             E.FEATURES, E.FEATURE_NAMES = feats, tuple(f.name for f in feats)
             for seed in map(int, args.seeds.split(",")):
-                L.PARAMS = dict(params, seed=seed)
-                oof = L.out_of_fold(df)
+                oof = L.out_of_fold(df, seeds=(seed,))
                 row = {"features": name, "seed": seed}
                 for d in (0.0, 0.2, 0.3, 0.5):
                     s = L.summary(L.choices(df, oof, d))
                     row[f"oof gap {d}"] = s["chosen_geomean"]
                     row[f"oof gap {d} < 0.97x"] = s["chosen_below_0.97"]
-                booster = L._train(df)
+                booster = L._train(df, seeds=(seed,))
                 for h, hf in held.items():
                     for d in (0.2, 0.3):
                         s = L.summary(L.choices(hf, booster.predict(E.compute(hf)), d))
@@ -59,7 +58,7 @@ def main():
                 rows.append(row)
                 print(row, flush=True)
     finally:
-        E.FEATURES, E.FEATURE_NAMES, L.PARAMS = full, tuple(f.name for f in full), params
+        E.FEATURES, E.FEATURE_NAMES = full, tuple(f.name for f in full)
     table = pd.DataFrame(rows).groupby("features").mean(numeric_only=True).drop(columns="seed")
     print(table.T.round(4).to_string())
     if args.out:
