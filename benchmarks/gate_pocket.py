@@ -19,8 +19,8 @@ import numpy as np
 from tilepick.data.io import write_json
 from tilepick.features import FEATURE_INDEX
 from tilepick.features.columns import LAYOUT_CODES
-from tilepick.model import cv, gate, metrics
-from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
+from tilepick.model import gate, metrics
+from tilepick.model.evaluate import recipe_gate_inputs
 
 VARIANTS = {
     "shipped (min_data_in_leaf 10)": {},
@@ -35,11 +35,8 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
-    opts, ds, _ = recipe_data(args.model)
-    folds = cv.make_folds(ds, opts.folds, opts.seed)
-    res = recipe_out_of_fold(ds, opts, folds)
+    res, masks = recipe_gate_inputs(args.model)
     sc = res.scored
-    masks = [(f.train[ds.served], f.test[ds.served]) for f in folds]
     first = sc.x[sc.starts]
     x = gate.problem_matrix(first)
     m, n, k = (first[:, FEATURE_INDEX[c]] for c in ("m", "n", "k"))

@@ -14,8 +14,8 @@ import argparse
 
 import numpy as np
 
-from tilepick.model import cv, gate, metrics
-from tilepick.model.evaluate import recipe_data, recipe_out_of_fold
+from tilepick.model import gate, metrics
+from tilepick.model.evaluate import recipe_gate_inputs
 from tilepick.data.io import write_json
 
 VARIANTS = {
@@ -38,11 +38,8 @@ def main():
     ap.add_argument("--out", default="benchmarks/results/vendor_gate_oof.json")
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
-    opts, ds, _ = recipe_data(args.model)
-    folds = cv.make_folds(ds, opts.folds, opts.seed)
-    res = recipe_out_of_fold(ds, opts, folds)
+    res, masks = recipe_gate_inputs(args.model)
     sc = res.scored
-    masks = [(f.train[ds.served], f.test[ds.served]) for f in folds]
     x = gate.problem_matrix(sc.x[sc.starts])
 
     def score(keys):

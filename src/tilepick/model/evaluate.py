@@ -122,6 +122,16 @@ def recipe_out_of_fold(ds: Dataset, opts: TrainOptions, folds: list) -> Objectiv
                               scale_out_of_fold(ds, folds), keep_models=False)
 
 
+def recipe_gate_inputs(model_dir) -> tuple[ObjectiveResult, list]:
+    """The recipe's ranker out of fold (:func:`recipe_out_of_fold` on its own folds) and those
+    folds as (train, test) masks over the scored problems: what every vendor-gate experiment
+    on a shipped recipe fits gates on (``benchmarks/vendor_gate.py``, ``gate_pocket.py``)."""
+    opts, ds, _ = recipe_data(model_dir)
+    folds = cv.make_folds(ds, opts.folds, opts.seed)
+    res = recipe_out_of_fold(ds, opts, folds)
+    return res, [(f.train[ds.served], f.test[ds.served]) for f in folds]
+
+
 def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
     """Evaluate; write evaluation.json and the report under ``out_dir``; return the dict."""
     model_dir = Path(model_dir)
