@@ -107,13 +107,13 @@ def load_lt_ranker(dtype: str, arch: str):
     from tilepick.model.artifacts import ModelError, find_model_dir
     from tilepick.model.lt_ranker import BORROWED_FROM, LtRanker
 
-    path = None
-    for source in (dtype, BORROWED_FROM.get(dtype)):
+    def found(source):
         try:
-            path = find_model_dir("cublaslt", source, arch) if source else None
+            return find_model_dir("cublaslt", source, arch)
         except ModelError:
-            continue
-        break
+            return None
+
+    path = found(dtype) or (found(BORROWED_FROM[dtype]) if dtype in BORROWED_FROM else None)
     if path is None:
         return None
     try:
@@ -183,19 +183,20 @@ class Dispatcher:
             self._env = Environment.current()
         return self._env
 
+    def _shipped(self, arg, loaded: dict, load, dtype: str):
+        """``arg`` where the caller passed a model (or None), else the shipped one for the
+        dtype, loaded once."""
+        if arg != "auto":
+            return arg
+        if dtype not in loaded:
+            loaded[dtype] = load(dtype, self.hw.arch)
+        return loaded[dtype]
+
     def predictor(self, dtype: str):
-        if self._predictor_arg != "auto":
-            return self._predictor_arg
-        if dtype not in self._predictors:
-            self._predictors[dtype] = load_predictor(dtype, self.hw.arch)
-        return self._predictors[dtype]
+        return self._shipped(self._predictor_arg, self._predictors, load_predictor, dtype)
 
     def lt_ranker(self, dtype: str):
-        if self._lt_arg != "auto":
-            return self._lt_arg
-        if dtype not in self._lt_rankers:
-            self._lt_rankers[dtype] = load_lt_ranker(dtype, self.hw.arch)
-        return self._lt_rankers[dtype]
+        return self._shipped(self._lt_arg, self._lt_rankers, load_lt_ranker, dtype)
 
     def lt_entries(self, problem: GemmProblem) -> tuple[list[str], bool]:
         """cuBLASLt's entries for the problem as config ids, the entry model's best first, and

@@ -82,6 +82,7 @@ def probe_frame(path: str | Path):
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path} is not a cublaslt_probe.py result (JSON with provenance and "
                          f"rows): {type(exc).__name__}: {exc}") from None
+    dtype = (doc.get("args") or {}).get("dtype") or "bf16"   # runs before --dtype: bf16
     rows = []
     for r in probe_rows:
         if "error" in r:
@@ -106,7 +107,7 @@ def probe_frame(path: str | Path):
                          "rank": info["rank"], "workspace": info["workspace"],
                          "waves": info["waves"], "entry": name.name,
                          "over_torch": timed[(stage, cand)], "label_from": stage,
-                         "dtype": (doc.get("args") or {}).get("dtype") or "bf16",
+                         "dtype": dtype,
                          "gpu_name": prov["gpu_name"],
                          "cublaslt_version": prov.get("cublaslt_version"),
                          "commit": prov["tilepick_commit"], "date": prov["date"]})

@@ -128,6 +128,13 @@ class CublasLtSolver(Solver):
         self._workspaces: dict = {}       # (device index, stream handle) -> uint8 tensor
         self._ready: set = set()          # devices whose cuBLASLt handle exists
 
+    def _remember(self, memo: dict, key, value) -> None:
+        """``memo[key] = value`` under the lock, the memo started over past ``_MAX_MEMO``."""
+        with self._lock:
+            if len(memo) >= _MAX_MEMO:
+                memo.clear()
+            memo[key] = value
+
     # -- rules --------------------------------------------------------------------------------
     def not_applicable_reason(self, problem: GemmProblem, hw: HardwareProfile) -> str | None:
         if not available():
@@ -151,11 +158,8 @@ class CublasLtSolver(Solver):
         if gemm is None:
             self._refuse_first_handle_in_capture(device, problem.key())
             gemm = cublaslt_lib.LtGemm(*lt_args(problem), device_index=device)
-            with self._lock:
-                if len(self._problem_gemms) >= _MAX_MEMO:
-                    self._problem_gemms.clear()
-                self._problem_gemms[key] = gemm
-                self._ready.add(device)
+            self._remember(self._problem_gemms, key, gemm)
+            self._ready.add(device)
         return gemm, device
 
     def _refuse_first_handle_in_capture(self, device, what) -> None:
@@ -178,10 +182,7 @@ class CublasLtSolver(Solver):
                 got = [(name, info) for name, _, info in gemm.heuristic()]
             except cublaslt_lib.LtError as e:
                 got = e
-            with self._lock:
-                if len(self._entries) >= _MAX_MEMO:
-                    self._entries.clear()
-                self._entries[key] = got
+            self._remember(self._entries, key, got)
         if isinstance(got, Exception):
             raise got
         return list(got)
@@ -221,10 +222,7 @@ class CublasLtSolver(Solver):
             reason = None
         except (cublaslt_lib.LtError, ValueError) as e:
             reason = str(e)
-        with self._lock:
-            if len(self._invalid) >= _MAX_MEMO:
-                self._invalid.clear()
-            self._invalid[key] = reason
+        self._remember(self._invalid, key, reason)
         return reason
 
     def default_distance(self, problem: GemmProblem):
@@ -270,21 +268,15 @@ class CublasLtSolver(Solver):
                                  f"tensors on {device}): {e}") from None
             except cublaslt_lib.LtError as e:
                 raise ConfigInvalidError(f"{config.id} on {problem.key()}: {e}") from None
-            with self._lock:
-                if len(self._tensor_gemms) >= _MAX_MEMO:
-                    self._tensor_gemms.clear()
-                self._tensor_gemms[key] = gemm
-                self._ready.add(device.index)
+            self._remember(self._tensor_gemms, key, gemm)
+            self._ready.add(device.index)
         algo = self._algos.get((key, config.entry))
         if algo is None:
             try:
                 algo = gemm.rebuild(cublaslt_lib.LtAlgo.parse(config.entry))
             except cublaslt_lib.LtError as e:
                 raise ConfigInvalidError(f"{config.id} on {problem.key()}: {e}") from None
-            with self._lock:
-                if len(self._algos) >= _MAX_MEMO:
-                    self._algos.clear()
-                self._algos[(key, config.entry)] = algo
+            self._remember(self._algos, (key, config.entry), algo)
         workspace_for = self._workspace_for
         workspaces = self._workspaces
         flat = a.dim() == 2
