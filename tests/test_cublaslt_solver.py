@@ -322,24 +322,32 @@ def test_bind_runs_the_rebuilt_entry_with_a_workspace_per_stream(fake_cuda):
     assert gemm.runs[-1][0] == ("algo", ENTRY)
 
 
-def test_capture_on_a_stream_without_a_workspace_is_refused(fake_cuda):
+def test_a_captured_launch_gets_a_workspace_of_its_own(fake_cuda):
+    """Inside CUDA graph capture the stream's kept workspace would be baked into the graph
+    (and shared by a replay on another stream with the eager launches there): each captured
+    launch gets one of its own, on any stream, and the kept ones stay as they were."""
     torch, streams = fake_cuda
     s, p, (a, b, out), run = _bound(torch, "cc", torch.float16)
     run(a, b, out)                        # eager on stream 0x1000: its buffer exists
     (gemm,) = _FakeGemm.built
-    ws = gemm.runs[-1][3]
+    kept = gemm.runs[-1][3]
     streams.capturing = True
-    run(a, b, out)                        # captured on a stream with a buffer: fine
-    assert gemm.runs[-1][3] is ws and len(gemm.runs) == 2
-    streams.handle = 0x3000               # captured on a foreign stream: refused, no alloc
-    with pytest.raises(NotInThisContextError, match="during CUDA graph capture"):
-        run(a, b, out)
-    assert len(gemm.runs) == 2 and (None, 0x3000) not in s._workspaces
-    # NotInThisContextError is a ConfigInvalidError: callers move on to the next candidate
-    assert issubclass(NotInThisContextError, solvers.ConfigInvalidError)
-    streams.capturing = False             # outside capture the same stream gets its buffer
+    run(a, b, out)                        # captured on the stream with a kept buffer
+    first = gemm.runs[-1][3]
+    assert first is not kept and first.dtype == torch.uint8 and first.numel() == 4096
+    run(a, b, out)                        # a second captured launch: another one again
+    assert gemm.runs[-1][3] is not first and gemm.runs[-1][3] is not kept
+    streams.handle = 0x3000               # captured on a stream never used eagerly: runs
     run(a, b, out)
-    assert gemm.runs[-1][2] == 0x3000 and gemm.runs[-1][3] is not ws
+    assert gemm.runs[-1][2] == 0x3000 and gemm.runs[-1][3] is not kept
+    assert set(s._workspaces) == {(None, 0x1000)} and s._workspaces[(None, 0x1000)] is kept
+    streams.capturing = False             # eager again: the kept buffer, and a new stream's own
+    streams.handle = 0x1000
+    run(a, b, out)
+    assert gemm.runs[-1][3] is kept
+    streams.handle = 0x3000
+    run(a, b, out)
+    assert gemm.runs[-1][3] is s._workspaces[(None, 0x3000)] is not kept
 
 
 def test_first_bind_on_a_device_is_refused_inside_capture(fake_cuda):

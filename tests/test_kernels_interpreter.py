@@ -331,6 +331,34 @@ def test_split_k_fused_leaves_its_workspace_at_zero():
         assert ws.numel() >= p.batch * p.m * p.n
 
 
+def test_a_captured_split_k_launch_uses_a_pair_of_its_own(monkeypatch):
+    """Inside CUDA graph capture the one-launch split-K families must not use the kept pair
+    (the graph would bake it in, and a replay on another stream would share it with the
+    eager launches there): with the kept pair poisoned, captured launches are still right and
+    leave it as it was; outside capture the pair serves again."""
+    p = GemmProblem(40, 96, 1000, dtype="fp16")
+    for family in ("gemm.splitk_fused", "gemm.tma_splitk"):
+        solver = solvers.SOLVERS[family]
+        c = largest([c for c in solver.configs(p) if c.split_k == 4])
+        run_and_check(p, c)                       # the kept pair exists and is zero
+        ws, counters = solver.state.get(torch.device("cpu"), 0, 0)
+        ws.fill_(1.0)
+        counters.fill_(1)                         # what a shared pair mid-use would hold
+        monkeypatch.setattr(triton_gemm, "capturing", lambda: True)
+        own = solver.state.get(torch.device("cpu"), 8, 2)
+        assert own[0] is not ws and own[1] is not counters
+        assert own[0].numel() == 8 and not own[0].any() and not own[1].any()
+        for seed in (0, 1):
+            run_and_check(p, c, seed=seed)
+        assert bool((ws == 1.0).all()) and bool((counters == 1).all())
+        assert solver.state.get(torch.device("cpu"), 0, 0)[0] is not ws   # still its own
+        monkeypatch.setattr(triton_gemm, "capturing", lambda: False)
+        assert solver.state.get(torch.device("cpu"), 0, 0)[0] is ws
+        ws.zero_()
+        counters.zero_()
+        run_and_check(p, c)
+
+
 def test_split_k_deterministic():
     p = GemmProblem(20, 70, 1000, dtype="fp32")
     c = largest([c for c in solvers.SOLVERS["gemm.splitk"].configs(p) if c.split_k == 8])

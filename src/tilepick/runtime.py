@@ -71,6 +71,20 @@ def cache_root():
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tilepick"
 
 
+def capturing() -> bool:
+    """Whether the current CUDA stream is capturing a graph (False where torch has no CUDA).
+
+    Why one function: buffers that outlive a launch (per-stream workspaces, zero-kept split-K
+    pairs) must not be baked into a graph, so every solver that keeps one asks this on each
+    launch and takes a buffer of that launch's own from the graph's pool instead."""
+    import torch
+
+    try:
+        return bool(torch.cuda.is_current_stream_capturing())
+    except (RuntimeError, AssertionError):   # a CPU-only torch build
+        return False
+
+
 def allocate_outside_graph_pools(make, device=None):
     """``make()`` (which allocates tensors that outlive the call: per-stream workspaces, the
     L2 flush buffer) run where no CUDA graph memory pool takes its allocations.

@@ -60,9 +60,9 @@ class RealDevice(Device):
         return solvers.bind(problem, config_id, a, b, out, scale_a, scale_b)
 
     def can_time(self) -> bool:
-        import torch
+        from tilepick.runtime import capturing
 
-        return not (torch.cuda.is_available() and torch.cuda.is_current_stream_capturing())
+        return not capturing()
 
     def benchmark(self, problem, config_ids, a, b, out, scale_a=None, scale_b=None):
         from tilepick.bench.timing import interleaved

@@ -27,8 +27,9 @@ class ConfigInvalidError(RuntimeError):
 
 
 class NotInThisContextError(ConfigInvalidError):
-    """The config refuses to run in the caller's current context (inside CUDA graph capture),
-    and is valid outside it. Callers move on to the next candidate for this launch but must not
+    """The config refuses to run in the caller's current context (cuBLASLt's first handle on a
+    device inside CUDA graph capture; operands off the alignment an entry was listed for), and
+    is valid outside it. Callers move on to the next candidate for this launch but must not
     record the config as invalid for the problem: a record would outlive the context (the
     perf-db keeps it across processes) and keep the config from ever running again.
     """

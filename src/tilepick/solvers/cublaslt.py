@@ -10,8 +10,8 @@ problem (:meth:`CublasLtSolver.config_invalid_reason`).
 
 Served: bf16 and fp16, one batch (2-D operands, or 3-D ones of batch 1), any of the four
 layouts with padded leading dimensions; C row-major. Every launch uses a workspace of
-:data:`cublaslt_lib.WORKSPACE_BYTES` kept per (device, stream), as the one-launch split-K
-families keep theirs.
+:data:`cublaslt_lib.WORKSPACE_BYTES`: an eager one kept per (device, stream), a captured one
+its own from the CUDA graph's pool (:func:`capture_workspace`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import threading
 from tilepick.config import NAMED_VENDOR_FAMILIES, KernelConfig
 from tilepick.hardware import HardwareProfile
 from tilepick.problem import DType, GemmProblem
-from tilepick.runtime import allocate_outside_graph_pools
+from tilepick.runtime import allocate_outside_graph_pools, capturing
 from tilepick.solvers import cublaslt_lib
 from tilepick.solvers.base import ConfigInvalidError, NotInThisContextError, Solver
 
@@ -50,7 +50,7 @@ def availability() -> str | None:
 
         if not torch.cuda.is_available():
             reason = "cuBLASLt needs a CUDA device; torch sees none"
-        elif _capturing():
+        elif capturing():
             return "cuBLASLt is not loaded yet and is not loaded during CUDA graph capture"
         else:
             cublaslt_lib.library()
@@ -85,16 +85,6 @@ def lt_args(problem: GemmProblem) -> tuple:
     return p.m, p.n, p.k, LT_DTYPES[p.dtype], a_strides, b_strides, p.ldc
 
 
-def _capturing() -> bool:
-    """Whether the current stream is capturing a CUDA graph (False where torch has no CUDA)."""
-    import torch
-
-    try:
-        return bool(torch.cuda.is_current_stream_capturing())
-    except (RuntimeError, AssertionError):   # a CPU-only torch build
-        return False
-
-
 def _views(a, b, out):
     """The 2-D operands of a launch: 2-D tensors as they are, 3-D ones of batch 1 as their
     [0] views; ValueError for anything else."""
@@ -110,6 +100,21 @@ def _views(a, b, out):
 def _tensor_key(a, b, out) -> tuple:
     """What a prepared launch depends on: shapes, strides, dtypes and devices."""
     return tuple((tuple(t.shape), tuple(t.stride()), t.dtype, t.device) for t in (a, b, out))
+
+
+def capture_workspace(device):
+    """A workspace of this launch's own, for a launch being captured into a CUDA graph.
+
+    Why not the stream's kept buffer: the graph would bake its address in, and a replay on
+    another stream, or concurrent with eager launches on the capturing stream, would share
+    it (PyTorch gives captured cuBLAS / cuBLASLt calls such invocation-scoped workspaces for
+    the same reason, pytorch#193832). Allocated during capture it comes from the graph's
+    private pool, which the graph keeps for its replays; freed when the launch returns, the
+    pool hands it to later allocations of the same capture in stream order, as any temporary
+    of a captured region."""
+    import torch
+
+    return torch.empty(cublaslt_lib.WORKSPACE_BYTES, dtype=torch.uint8, device=device)
 
 
 class CublasLtSolver(Solver):
@@ -165,7 +170,7 @@ class CublasLtSolver(Solver):
     def _refuse_first_handle_in_capture(self, device, what) -> None:
         """The first descriptors on a device create its cuBLASLt handle: never inside CUDA
         graph capture, which cuBLASLt does not document ``cublasLtCreate`` as safe in."""
-        if device not in self._ready and _capturing():
+        if device not in self._ready and capturing():
             raise NotInThisContextError(
                 f"gemm.cublaslt for {what}: cuBLASLt has no handle on device {device} yet, and "
                 "creating one is not done inside CUDA graph capture")
@@ -296,28 +301,25 @@ class CublasLtSolver(Solver):
                     f"of {POINTER_ALIGN} bytes, which cuBLASLt's heuristic assumed when it "
                     "listed the entry (tensors sliced off an allocation's start)")
             stream = torch.cuda.current_stream(device).cuda_stream
-            ws = workspaces.get((device.index, stream))
-            if ws is None:
-                ws = workspace_for(device, stream)
+            if capturing():
+                ws = capture_workspace(device)
+            else:
+                ws = workspaces.get((device.index, stream))
+                if ws is None:
+                    ws = workspace_for(device, stream)
             gemm.run(algo, x, y, z, stream, ws)
             return out
         return run
 
     def _workspace_for(self, device, stream: int):
-        """The workspace of (device, stream), allocated on first use (outside CUDA graph
-        pools) and kept. A stream without one inside CUDA graph capture: NotInThisContextError
-        (the allocation would be the graph's, and freed or reused with it)."""
+        """The workspace of (device, stream) for eager launches, allocated on first use
+        (outside CUDA graph pools) and kept."""
         import torch
 
         key = (device.index, stream)
         ws = self._workspaces.get(key)
         if ws is not None:
             return ws
-        if _capturing():
-            raise NotInThisContextError(
-                f"gemm.cublaslt has no workspace for stream {stream:#x} on {device} yet, and "
-                "allocating one during CUDA graph capture would put it in the graph's pool "
-                "(run it once on this stream outside capture first)")
         with self._lock:
             ws = self._workspaces.get(key)
             if ws is None:

@@ -15,8 +15,8 @@ from typing import NamedTuple
 from tilepick.config import SPACES, KernelConfig
 from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import DType, GemmProblem, _align_bytes, cdiv, next_pow2
-from tilepick.runtime import allocate_outside_graph_pools, patch_interpreter
-from tilepick.solvers.base import ConfigInvalidError, NotInThisContextError, Solver
+from tilepick.runtime import allocate_outside_graph_pools, capturing, patch_interpreter
+from tilepick.solvers.base import ConfigInvalidError, Solver
 from tilepick.solvers import repack
 from tilepick.solvers.direct_launch import DirectLaunch
 
@@ -359,7 +359,7 @@ class ZeroKept:
     leaves at zero, one pair per (device, stream): launches on one stream run in order, so
     each finds them zero; launches on two streams never share them. A larger problem gets a
     new zeroed pair (the old one goes back to PyTorch's allocator, which reuses memory in its
-    stream's order)."""
+    stream's order). A launch captured into a CUDA graph gets a zeroed pair of its own."""
 
     def __init__(self):
         self._pairs: dict = {}
@@ -368,13 +368,14 @@ class ZeroKept:
     def get(self, device, ws_elems: int, counters: int):
         import torch
 
+        if capturing():
+            # the kept pair would be baked into the graph and shared by a replay on another
+            # stream with the launches there: this launch gets a pair of its own from the
+            # graph's pool, zeroed by a memset the graph replays each time (the pool may lend
+            # the memory to later temporaries of the capture in between)
+            return (torch.zeros(ws_elems, device=device, dtype=torch.float32),
+                    torch.zeros(counters, device=device, dtype=torch.int32))
         if device.type == "cuda":
-            if torch.cuda.is_current_stream_capturing():
-                # a captured graph replayed on another stream would share the pair with the
-                # launches there: never a wrong sum, so never in a graph
-                raise NotInThisContextError("split-K in one launch keeps per-stream state "
-                                            "between launches and is not used inside CUDA "
-                                            "graph capture")
             key = (device.index, torch.cuda.current_stream(device).cuda_stream)
         else:
             key = (str(device), 0)
@@ -421,8 +422,8 @@ class OneLaunchSplitK:
 class SplitKFusedSolver(OneLaunchSplitK, PointerSolver):
     """Split-K in one launch (``kernels.gemm_ptr.gemm_splitk_fused_kernel``): the partials
     meet in a zero-kept workspace (:class:`ZeroKept`) and the last program of each tile casts,
-    so there is no clearing launch and no reduction launch. Refused inside CUDA graph capture
-    (the dispatcher then runs the next candidate)."""
+    so there is no clearing launch and no reduction launch. Inside CUDA graph capture a launch
+    gets a pair of its own from the graph's pool (:meth:`ZeroKept.get`)."""
 
     family = "gemm.splitk_fused"
 
@@ -563,8 +564,7 @@ class TmaPersistentSolver(TmaSolver):
 class TmaSplitKSolver(OneLaunchSplitK, TmaSolver):
     """TMA loads split over K in one launch (``kernels.gemm_tma.gemm_tma_splitk_kernel``): the
     partials meet in the zero-kept workspace of :class:`SplitKFusedSolver`, and the last
-    program of each tile stores it through the copy engine. Refused inside CUDA graph
-    capture."""
+    program of each tile stores it through the copy engine."""
 
     family = "gemm.tma_splitk"
 
@@ -991,7 +991,7 @@ class GemvTSplitKSolver(OneLaunchSplitK, GemvTSolver):
     ``gemm.splitk_fused``). Why: with few rows of A and a long K the unsplit grid has fewer
     programs than SMs, each streaming whole rows (204 x 4 x 27963 read A at 0.7 TB/s, 10 x 3 x
     66233 at 0.06; session 29). Valid only while the unsplit grid leaves SMs idle (the
-    split-K rule of every family). Refused inside CUDA graph capture, as its siblings."""
+    split-K rule of every family)."""
 
     family = "gemm.gemv_t_splitk"
 
