@@ -26,6 +26,12 @@ VARIANTS = {
     "shipped (min_data_in_leaf 10)": {},
     "min_data_in_leaf 5": {"min_data_in_leaf": 5},
     "min_data_in_leaf 3": {"min_data_in_leaf": 3},
+    # session 41: the weights are |log ratio| (~0.01-0.1 in the pocket), so a leaf of ten
+    # pocket problems has a hessian sum of ~0.1 against lambda_l2 = 1: its value is shrunk
+    # ~10x whatever the leaf size. A smaller L2 lets small-margin pockets be fitted.
+    "lambda_l2 0.1": {"lambda_l2": 0.1},
+    "lambda_l2 0.01": {"lambda_l2": 0.01},
+    "lambda_l2 0.01, min_data_in_leaf 5": {"lambda_l2": 0.01, "min_data_in_leaf": 5},
 }
 
 
