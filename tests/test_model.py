@@ -318,6 +318,17 @@ def test_warm_start_needs_a_model(data_dir, tmp_path):
         train([data_dir], "bf16", "h200", tmp_path / "none", TrainOptions(warm_start=True))
 
 
+def test_evaluate_without_data_scores_the_manifests_files(model_dir):
+    """The recipe's own files, not the folders they sit in (which grow): what ``tilepick
+    evaluate --model DIR`` scores when no --data is given."""
+    from tilepick.model.evaluate import evaluate, manifest_files
+
+    manifest = json.loads((model_dir / "manifest.json").read_text())
+    rep = evaluate(None, model_dir)
+    assert rep["data"] == manifest_files(model_dir) == [d["path"] for d in manifest["data"]]
+    assert rep["problems"] == manifest["problems"]
+
+
 def test_evaluate_writes_the_report(model_dir, data_dir, tmp_path):
     from tilepick.model.evaluate import evaluate
 

@@ -198,7 +198,9 @@ def register(app: typer.Typer) -> None:
                                "objectives": summary, "vendor_gate": gate}, indent=1))
 
     @app.command()
-    def evaluate(data: list[str] = typer.Option(..., "--data", help="parquet file or folder"),
+    def evaluate(data: Optional[list[str]] = typer.Option(
+                     None, "--data", help="parquet file or folder (default: the files the "
+                     "model's manifest lists, i.e. its recipe)"),
                  model: str = typer.Option(..., "--model", help="model directory"),
                  out: str = typer.Option(..., "--out", help="report directory")):
         """Out-of-fold evaluation of a model's recipe vs baselines; JSON, markdown + HTML, PNGs."""

@@ -102,6 +102,13 @@ def recipe_options(model_dir) -> TrainOptions:
                         pool=tuple(manifest.get("pooled_dtypes", ())))
 
 
+def manifest_files(model_dir) -> list[str]:
+    """The data files a model was trained on, as its manifest lists them. Why not its folders:
+    folders grow (session 37's re-timing files sit beside the ones the shipped recipe read),
+    and an evaluation over a folder scores another recipe's labels."""
+    return [d["path"] for d in read_json(Path(model_dir) / "manifest.json")["data"]]
+
+
 def recipe_data(model_dir) -> tuple[TrainOptions, Dataset, bool]:
     """A model's training options (:func:`recipe_options`), the data its manifest lists loaded
     as it was trained (pooled dtypes too), and whether it ships a vendor gate: where every
@@ -110,7 +117,7 @@ def recipe_data(model_dir) -> tuple[TrainOptions, Dataset, bool]:
     manifest = read_json(model_dir / "manifest.json")
     gated = read_json(model_dir / "predictor.json").get("ensemble", {}).get("gate_column")
     opts = recipe_options(model_dir)
-    ds = load([d["path"] for d in manifest["data"]], manifest["dtype"], manifest["arch"],
+    ds = load(manifest_files(model_dir), manifest["dtype"], manifest["arch"],
               opts.pool, label_times=opts.label_times, hold_out=opts.hold_out)
     return opts, ds, gated is not None
 
@@ -133,9 +140,12 @@ def recipe_gate_inputs(model_dir) -> tuple[ObjectiveResult, list]:
 
 
 def evaluate(data_paths, model_dir, out_dir=None, log=lambda msg: None) -> dict:
-    """Evaluate; write evaluation.json and the report under ``out_dir``; return the dict."""
+    """Evaluate; write evaluation.json and the report under ``out_dir``; return the dict.
+    ``data_paths`` empty or None: the files the model's manifest lists (its recipe)."""
     model_dir = Path(model_dir)
     check_spec(model_dir)
+    if not data_paths:
+        data_paths = manifest_files(model_dir)
     meta = read_json(model_dir / "predictor.json")
     opts = recipe_options(model_dir)
     obj = OBJECTIVES[opts.objective]
