@@ -30,6 +30,7 @@ INPUTS = ("m", "n", "k", "a_row_major", "b_row_major", "sm_count", "algo", "tile
 #: the inputs that name a problem: an entry's features relative to the heuristic's first
 #: entry of the same problem (``_of_first``) group rows by them
 PROBLEM_INPUTS = ("m", "n", "k", "a_row_major", "b_row_major", "sm_count")
+_FIRST = "_first_row"   # compute()'s column of :func:`_first_rows`, not a feature
 
 
 @dataclass(frozen=True)
@@ -54,19 +55,25 @@ def _log2(x) -> np.ndarray:
     return np.log2(np.maximum(np.asarray(x, dtype=float), 1.0))
 
 
-def _of_first(c, col: str) -> np.ndarray:
-    """Per row: ``col`` of its problem's first-ranked entry (the one torch.matmul runs; the
-    lowest rank present where a probe left the first out). Why: the ranker compares entries
-    within a problem, and "a larger tile than cuBLAS's own choice" is what it has to learn,
-    which absolute sizes say only through interactions."""
+def _first_rows(c) -> np.ndarray:
+    """Per row: the index of its problem's first-ranked entry (the one torch.matmul runs; the
+    lowest rank present where a probe left the first out), problems told apart by
+    :data:`PROBLEM_INPUTS`. Computed once per :func:`compute`, for every ``*_vs_first``."""
     key = np.column_stack([c[x] for x in PROBLEM_INPUTS])
     _, group = np.unique(key, axis=0, return_inverse=True)
     group = group.ravel()
     order = np.lexsort((c["rank"], group))
     firsts = order[np.r_[True, group[order][1:] != group[order][:-1]]]
-    value = np.empty(group.max() + 1 if len(group) else 0)
-    value[group[firsts]] = c[col][firsts]
-    return value[group]
+    first_of_group = np.empty(group.max() + 1 if len(group) else 0, dtype=np.int64)
+    first_of_group[group[firsts]] = firsts
+    return first_of_group[group]
+
+
+def _of_first(c, col: str) -> np.ndarray:
+    """Per row: ``col`` of its problem's first-ranked entry. Why: the ranker compares entries
+    within a problem, and "a larger tile than cuBLAS's own choice" is what it has to learn,
+    which absolute sizes say only through interactions."""
+    return c[col][c[_FIRST]]
 
 
 def _cluster(c, dim: str) -> np.ndarray:
@@ -142,6 +149,7 @@ def compute(inputs) -> np.ndarray:
     if missing:
         raise KeyError(f"cuBLASLt entry features need the inputs {missing}")
     cols = {k: np.asarray(inputs[k], dtype=float) for k in INPUTS}
+    cols[_FIRST] = _first_rows(cols)
     with np.errstate(invalid="ignore", divide="ignore"):
         for f in FEATURES:
             cols[f.name] = np.broadcast_to(np.asarray(f.fn(cols), dtype=float),
