@@ -16,8 +16,14 @@ the same interleaved rounds, each checked against float64 first:
 - ``launch:E``: `solvers.launch` of `gemm.cublaslt.E` (the suite's path);
 - ``bound:E``: the solver's prepared launch, built once (the dispatcher's hot path).
 
+``--paths`` keeps some of those paths only; ``--neighbours ID ...`` adds other configs
+(``solvers.launch``, as ``n:ID``) to the same rounds. Session 42 found the paths alike (0.988-0.994
+of cuBLAS); what differs in the suite is the company: its rounds hold the Triton tutorial's
+pick too, a slow, low-power kernel (``--neighbours gemm.ptr.m32n64k32.g8.w2.s5``).
+
     PYTHONPATH=src python3 benchmarks/lt_path_ab.py [--shapes 128x4096x14336:rr ...]
-        [--entries a66.t15.s35.k1.r0.w0.c1.i0.cl3 ...] [--rounds 15] [--out FILE.json]
+        [--entries a66.t15.s35.k1.r0.w0.c1.i0.cl3 ...] [--paths launch ...]
+        [--neighbours gemm.ptr.m32n64k32.g8.w2.s5 ...] [--rounds 15] [--out FILE.json]
 
 Without ``--entries``: the heuristic's first entry and E of the session-41 row.
 """
@@ -33,10 +39,13 @@ from probe_kit import CheckedCandidates  # noqa: E402
 
 SHAPES = ["128x4096x14336:rr"]
 ENTRIES = ["a66.t15.s35.k1.r0.w0.c1.i0.cl3"]
+PATHS = ("probe", "rebuilt", "launch", "bound")
 
 
-def add_paths(cc: CheckedCandidates, entries: list[str]) -> None:
-    """Every path of each entry (and the suite's cuBLAS) as candidates of ``cc``."""
+def add_paths(cc: CheckedCandidates, entries: list[str], paths=PATHS,
+              neighbours: tuple[str, ...] = ()) -> None:
+    """The chosen paths of each entry, the suite's cuBLAS and the neighbours as candidates of
+    ``cc``."""
     import torch
 
     from tilepick import solvers
@@ -48,24 +57,31 @@ def add_paths(cc: CheckedCandidates, entries: list[str]) -> None:
     out = cc.output()
     cub = KernelConfig.from_id("gemm.cublas")
     cc.add("cublas_solver", lambda: solvers.launch(p, cub, a, b, out, check=False), out)
+    for cid in neighbours:
+        c = KernelConfig.from_id(cid)
+        cc.add(f"n:{cid}", lambda c=c, o=out: solvers.launch(p, c, a, b, o, check=False), out)
     g = lt.for_tensors(a, b, out)
     listed = {name.name: algo for name, algo, _ in g.heuristic()}
     first = next(iter(listed), None)
     for e in dict.fromkeys(([first] if first else []) + entries):
-        if e in listed:
+        if "probe" in paths and e in listed:
             cc.add(f"probe:{e}", lambda algo=listed[e], o=out: g.run(algo, a, b, o, stream), out)
-        else:
+        elif "probe" in paths:
             cc.notes[f"probe:{e}"] = "not in the heuristic's list for this shape"
         try:
             rebuilt = g.rebuild(lt.LtAlgo.parse(e))
         except lt.LtError as exc:
             cc.notes[f"rebuilt:{e}"] = str(exc)[:300]
             continue
-        cc.add(f"rebuilt:{e}", lambda algo=rebuilt, o=out: g.run(algo, a, b, o, stream), out)
+        if "rebuilt" in paths:
+            cc.add(f"rebuilt:{e}", lambda algo=rebuilt, o=out: g.run(algo, a, b, o, stream), out)
         c = KernelConfig.from_id(f"gemm.cublaslt.{e}")
-        cc.add(f"launch:{e}", lambda c=c, o=out: solvers.launch(p, c, a, b, o, check=False), out)
-        bound = solvers.bind(p, c.id, a, b, out)
-        cc.add(f"bound:{e}", lambda run=bound, o=out: run(a, b, o), out)
+        if "launch" in paths:
+            cc.add(f"launch:{e}", lambda c=c, o=out: solvers.launch(p, c, a, b, o, check=False),
+                   out)
+        if "bound" in paths:
+            bound = solvers.bind(p, c.id, a, b, out)
+            cc.add(f"bound:{e}", lambda run=bound, o=out: run(a, b, o), out)
 
 
 def paired(rows: list[dict], base: str) -> dict:
@@ -79,6 +95,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", nargs="*", default=SHAPES)
     ap.add_argument("--entries", nargs="*", default=ENTRIES)
+    ap.add_argument("--paths", nargs="*", default=list(PATHS), choices=PATHS)
+    ap.add_argument("--neighbours", nargs="*", default=[],
+                    help="config ids timed in the same rounds (e.g. the suite's tutorial pick)")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -88,7 +107,7 @@ def main():
     result = {"provenance": collect(), "args": vars(args), "shapes": []}
     for spec in args.shapes:
         cc = CheckedCandidates(spec)
-        add_paths(cc, args.entries)
+        add_paths(cc, args.entries, tuple(args.paths), tuple(args.neighbours))
         rows, _ = cc.time(args.rounds, max_ms=40.0)
         row = {"spec": spec, "rows": rows, "notes": cc.notes,
                "over_torch": paired(rows, "cublas"),
