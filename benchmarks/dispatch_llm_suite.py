@@ -42,6 +42,7 @@ import torch
 from tilepick import solvers
 from tilepick.bench import shapes
 from tilepick.bench.signals import interrupt_on_sigterm
+from tilepick.bench import timing
 from tilepick.bench.timing import interleaved, time_fn
 from tilepick.config import KernelConfig
 from tilepick.dispatch import Dispatcher, RealDevice
@@ -121,6 +122,23 @@ def max_autotune(inp, rounds, mode=MAX_AUTOTUNE_MODE):
     f(a, b)
     sync()
     return time.time() - t0, (lambda: f(a, b))
+
+
+def host_us(fns: dict, calls: int = 20) -> dict:
+    """Each kernel's host time per call (us, median of ``calls`` back to back, synchronised
+    after): a launch path whose host time nears its kernel's GPU time would make the rounds
+    time the host. Why recorded: in session 42 the entry ``a66.t15`` read 44.4 us alone and
+    45.8-46.0 us inside the full suite (torch.matmul 44.2-44.3 us in both)."""
+    out = {}
+    for name, fn in fns.items():
+        ts = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            fn()
+            ts.append((time.perf_counter() - t0) * 1e6)
+        sync()
+        out[name] = statistics.median(ts)
+    return out
 
 
 def summarize(rows):
@@ -255,7 +273,14 @@ def main():
             if i < args.max_autotune and torch.cuda.is_available():
                 row["tuning_s"]["max_autotune"], fns["max_autotune"] = max_autotune(
                     inp, args.rounds, args.max_autotune_mode)
+            stats0 = dict(timing.STATS)
             timed = interleaved(fns, rounds=args.rounds, warmup=1, reps=30, max_ms=40)
+            # late samples: calls that reached the GPU after their start event (retaken; the
+            # "late_kept" ones may read the host's time, not the kernel's)
+            row["timing_samples"] = {k: timing.STATS[k] - stats0.get(k, 0)
+                                     for k in ("samples", "late", "late_kept")}
+            row["host_us"] = host_us({cid: fn for cid, fn in fns.items()
+                                      if cid != "max_autotune"})  # per config id
             row["ms"] = {name: timed[cid].ms for name, cid in row["choice"].items() if cid}
             row["spread"] = {name: timed[cid].spread for name, cid in row["choice"].items() if cid}
             row["rounds_ms"] = {name: list(timed[cid].rounds_ms)
