@@ -6,7 +6,9 @@ GPU ahead of the host, so what is timed is the host):
 
 0. ``triton direct``: the Triton kernel itself, ``kernel[grid](*args, **constexprs)`` with every
    argument (descriptors included) built once beforehand: what a hand-written launch of the
-   same kernel on the same tensors costs through Triton's ``JITFunction.run``;
+   same kernel on the same tensors costs through Triton's ``JITFunction.run`` (for a cuBLASLt
+   entry, ``cublasLtMatmul`` through tilepick's binding with the entry rebuilt once; for
+   cuBLAS, ``torch.matmul(out=)``, which on a GPU is also timed beside the chain);
    ``bound launch``: the solver's prepared launch (``solvers.bind``), which after its first
    call skips ``JITFunction.run`` for the compiled kernel's launcher (``solvers.direct_launch``;
    ``TILEPICK_DIRECT_LAUNCH=0`` turns that off for an A/B);
@@ -64,6 +66,26 @@ class FixedPick:
         return [(self.cid, 1.0, 0.0)]
 
 
+def library_call(p, config, a, b, out):
+    """Stage 0: the config's kernel launched with everything built beforehand. A Triton config:
+    ``kernel[grid](...)``; a cuBLASLt entry: ``cublasLtMatmul`` through tilepick's binding with
+    the entry rebuilt once (``LtGemm.run``, the probes' path); cuBLAS: ``torch.matmul(out=)``."""
+    if config.family == "gemm.cublas":
+        return lambda: torch.matmul(a, b, out=out)
+    if config.family == "gemm.cublaslt":
+        from tilepick.solvers import cublaslt_lib as lt
+
+        g = lt.for_tensors(a, b, out)
+        algo = g.rebuild(lt.LtAlgo.parse(config.entry))
+        stream = torch.cuda.current_stream().cuda_stream
+        return lambda: g.run(algo, a, b, out, stream)
+    (kernel, grid, kargs, kw), *more = solvers.SOLVERS[config.family].calls(
+        p, config, triton_gemm._as3d(a), triton_gemm._as3d(b), triton_gemm._as3d(out), None, None)
+    if more:
+        raise SystemExit(f"{config.id} launches {1 + len(more)} kernels; pick a one-kernel config")
+    return lambda: kernel[grid](*kargs, **kw)
+
+
 def per_call_us(fns: dict, calls: int, repeats: int = 7) -> dict:
     """Host time per call of each stage: ``repeats`` rounds, every stage once per round in
     turn, so that host clock drift (turbo, other tenants) hits every stage alike; the median
@@ -97,7 +119,8 @@ def main():
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--repeats", type=int, default=7, help="interleaved rounds over the stages")
     ap.add_argument("--config", default="gemm.tma.m64n64k64.g1.w4.s3",
-                    help="the config the dispatcher runs (GPU); try a gemm.ptr one too")
+                    help="the config the dispatcher runs (GPU); try a gemm.ptr one too, "
+                    "gemm.cublas, or gemm.cublaslt (the shape's first cuBLASLt entry)")
     ap.add_argument("--out", help="folder for dispatch_overhead.json")
     ap.add_argument("--shape", default="64x64x128", help="MxNxK of the (small) problem")
     ap.add_argument("--layout", default="rr", choices=("rr", "rc"),
@@ -111,17 +134,16 @@ def main():
          else torch.randn(k, n, device=dev).bfloat16())
     p = GemmProblem.from_tensors(a, b)
     cid = args.config if gpu else "gemm.cublas"
+    if cid == "gemm.cublaslt":  # the family alone: the heuristic's first entry for the shape
+        cid = solvers.KernelConfig.from_id(cid).family + "." + \
+            solvers.SOLVERS[cid].entries(p)[0][0].name
     device = RealDevice() if gpu else NoLaunch()
     d = Dispatcher(mode="heuristic", device=device, predictor=FixedPick(cid), user_db=None)
     tilepick.matmul(a, b, dispatcher=d)  # decide and compile once
     out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
     config = solvers.KernelConfig.from_id(cid)
     if gpu:
-        (kernel, grid, kargs, kw), *more = solvers.SOLVERS[config.family].calls(
-            p, config, triton_gemm._as3d(a), triton_gemm._as3d(b), triton_gemm._as3d(out), None, None)
-        if more:
-            raise SystemExit(f"{cid} launches {1 + len(more)} kernels; pick a one-kernel config")
-        direct = lambda: kernel[grid](*kargs, **kw)  # noqa: E731
+        direct = library_call(p, config, a, b, out)
         bound_fn = solvers.bind(p, config, a, b, out)
         bound = lambda: bound_fn(a, b, out)  # noqa: E731
         launch = lambda: solvers.launch(p, config, a, b, out, check=False)  # noqa: E731
@@ -140,6 +162,8 @@ def main():
         "tilepick.matmul": lambda: tilepick.matmul(a, b, dispatcher=d),
     }
     extra = {"tilepick.matmul(out=)": lambda: tilepick.matmul(a, b, out=out, dispatcher=d)}
+    if gpu:  # what a user compares against
+        extra["torch.matmul(out=)"] = lambda: torch.matmul(a, b, out=out)
     for fn in (*stages.values(), *extra.values()):
         fn()
     timed = per_call_us(stages | extra, args.calls, args.repeats)
