@@ -135,8 +135,7 @@ def main():
     p = GemmProblem.from_tensors(a, b)
     cid = args.config if gpu else "gemm.cublas"
     if cid == "gemm.cublaslt":  # the family alone: the heuristic's first entry for the shape
-        cid = solvers.KernelConfig.from_id(cid).family + "." + \
-            solvers.SOLVERS[cid].entries(p)[0][0].name
+        cid = f"{cid}.{solvers.SOLVERS[cid].entries(p)[0][0].name}"
     device = RealDevice() if gpu else NoLaunch()
     d = Dispatcher(mode="heuristic", device=device, predictor=FixedPick(cid), user_db=None)
     tilepick.matmul(a, b, dispatcher=d)  # decide and compile once
@@ -163,6 +162,7 @@ def main():
     }
     extra = {"tilepick.matmul(out=)": lambda: tilepick.matmul(a, b, out=out, dispatcher=d)}
     if gpu:  # what a user compares against
+        extra["torch.matmul"] = lambda: torch.matmul(a, b)
         extra["torch.matmul(out=)"] = lambda: torch.matmul(a, b, out=out)
     for fn in (*stages.values(), *extra.values()):
         fn()
@@ -171,6 +171,8 @@ def main():
     steps = {f"{names[i]} - {names[i - 1]}": timed[names[i]]["median_us"]
              - timed[names[i - 1]]["median_us"] for i in range(1, len(names))}
     overhead = timed["tilepick.matmul"]["median_us"] - timed["triton direct"]["median_us"]
+    over_torch = (timed["tilepick.matmul"]["median_us"] - timed["torch.matmul"]["median_us"]
+                  if "torch.matmul" in timed else None)
     over_launch = timed["tilepick.matmul"]["median_us"] - timed["launch"]["median_us"]
     over_bound = timed["tilepick.matmul"]["median_us"] - timed["bound launch"]["median_us"]
     prof = profile_top(stages["tilepick.matmul"], min(args.calls, 5000))
@@ -184,7 +186,8 @@ def main():
     print(f"overhead (tilepick.matmul - triton direct): {overhead:.2f} us/call (target <= 10 us); "
           f"tilepick.matmul - solver launch: {over_launch:.2f} us; tilepick.matmul - bound launch: "
           f"{over_bound:.2f} us; direct launch path {'on' if direct_launch.enabled() else 'off'}, "
-          f"{direct_launch.STATS['direct']} direct launches")
+          f"{direct_launch.STATS['direct']} direct launches"
+          + (f"; tilepick.matmul - torch.matmul: {over_torch:.2f} us" if gpu else ""))
     print(prof)
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
@@ -193,6 +196,7 @@ def main():
             f"--calls {args.calls} --repeats {args.repeats} --config {args.config}", "config": cid,
             "stages": timed, "steps_us": steps, "overhead_us": overhead,
             "overhead_vs_solver_launch_us": over_launch, "overhead_vs_bound_launch_us": over_bound,
+            "overhead_vs_torch_matmul_us": over_torch,
             "direct_launch": direct_launch.enabled(),
             "profile": prof}, indent=1) + "\n")
 

@@ -633,3 +633,43 @@ def test_torch_served_call_makes_no_default_dispatcher():
     torch.testing.assert_close(tilepick.matmul(x, x.t(), out=torch.empty(3, 3, dtype=torch.float64)),
                                x @ x.t())
     assert api._default is None
+
+
+def test_matmul_repeated_signature_with_cublas_lets_torch_allocate():
+    """A cuBLAS decision's prepared launch for a fresh output is torch.matmul itself
+    (``Solver.bind_new``: no Python allocation on the hot path); with ``out=`` the launch
+    writes into the caller's tensor; one that raises falls back like any prepared launch."""
+    a, b = torch.randn(12, 40).bfloat16(), torch.randn(40, 24).bfloat16()
+    d = Dispatcher(mode="heuristic", predictor=RankByList(["gemm.cublas"]), user_db=None,
+                   hw=HW, env=ENV)
+    tilepick.matmul(a, b, dispatcher=d)
+    (launch, p, shape, dtype, new), = d.bound.values()
+    assert new is torch.matmul and shape == (12, 24) and dtype is torch.bfloat16
+    calls = []
+    d.bound[next(iter(d.bound))] = (launch, p, shape, dtype,
+                                    lambda x, y: calls.append(1) or new(x, y))
+    x, y = torch.randn(12, 40).bfloat16(), torch.randn(40, 24).bfloat16()
+    z = tilepick.matmul(x, y, dispatcher=d)
+    assert calls == [1] and z.shape == (12, 24) and z.dtype is torch.bfloat16
+    torch.testing.assert_close(z.float(), x.float() @ y.float(), rtol=2e-2, atol=5e-2)
+    out = torch.empty(12, 24, dtype=torch.bfloat16)
+    assert tilepick.matmul(x, y, out=out, dispatcher=d) is out and calls == [1]
+    torch.testing.assert_close(out.float(), x.float() @ y.float(), rtol=2e-2, atol=5e-2)
+
+    def broken(x, y):
+        raise RuntimeError("launch failed")
+    d.bound[next(iter(d.bound))] = (launch, p, shape, dtype, broken)
+    z = tilepick.matmul(x, y, dispatcher=d)   # served by run(); the entry is dropped
+    torch.testing.assert_close(z.float(), x.float() @ y.float(), rtol=2e-2, atol=5e-2)
+
+
+def test_bind_new_only_where_the_launch_allocates_no_cheaper():
+    """Only plain cuBLAS on bf16/fp16 makes its own output: the repack copies need the
+    caller-shaped output, fp32 toggles tf32 around the call, Triton configs write into one."""
+    a, b = torch.randn(8, 16).bfloat16(), torch.randn(16, 8).bfloat16()
+    p = GemmProblem.from_tensors(a, b)
+    assert solvers.bind_new(p, "gemm.cublas", a, b) is torch.matmul
+    assert solvers.bind_new(p, "gemm.cublas_repack", a, b) is None
+    assert solvers.bind_new(p, solvers.SOLVERS["gemm.ptr"].default_config(p, HW).id, a, b) is None
+    p32 = GemmProblem.from_tensors(a.float(), b.float())
+    assert solvers.bind_new(p32, "gemm.cublas", a.float(), b.float()) is None

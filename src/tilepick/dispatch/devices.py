@@ -39,6 +39,11 @@ class Device:
         ``Solver.bind``): a callable ``(a, b, out, scale_a=None, scale_b=None)``."""
         return functools.partial(self.launch, problem, config_id)
 
+    def bind_new(self, problem: GemmProblem, config_id: str, a, b):
+        """A launch that makes its own output (``Solver.bind_new``), or None: allocate and
+        call ``bind``'s."""
+        return None
+
     def can_time(self) -> bool:
         """Whether candidates can be timed now: not while a CUDA graph is being captured
         (timing synchronises, and every launch would land in the graph)."""
@@ -58,6 +63,9 @@ class RealDevice(Device):
 
     def bind(self, problem, config_id, a, b, out, scale_a=None, scale_b=None):
         return solvers.bind(problem, config_id, a, b, out, scale_a, scale_b)
+
+    def bind_new(self, problem, config_id, a, b):
+        return solvers.bind_new(problem, config_id, a, b)
 
     def can_time(self) -> bool:
         from tilepick.runtime import capturing

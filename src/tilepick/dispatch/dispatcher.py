@@ -169,7 +169,8 @@ class Dispatcher:
         self._env = env
         self.cache: dict[GemmProblem, Decision] = {}
         # Prepared launches of cached decisions, keyed by the caller's tensor signature
-        # (tilepick.api): emptied whenever a decision changes (``_remember``).
+        # (tilepick.api): (launch, problem, output shape, output dtype, launch that makes its
+        # output or None); emptied whenever a decision changes (``_remember``).
         self.bound: dict[tuple, tuple] = {}
         self._warned: set[tuple] = set()
         self.invalid: dict[GemmProblem, set[str]] = {}
@@ -431,6 +432,17 @@ class Dispatcher:
         try:
             return self.device.bind(problem, decision.config_id, a, b, out, scale_a, scale_b)
         except Exception:  # preparing is an optimisation: run() still serves the problem
+            return None
+
+    def new_launcher(self, problem: GemmProblem, a, b):
+        """The cached decision's launch that makes its own output (``Solver.bind_new``), or
+        None (then ``tilepick.matmul`` allocates the output and calls ``launcher``'s)."""
+        decision = self.cache.get(problem)
+        if decision is None:
+            return None
+        try:
+            return self.device.bind_new(problem, decision.config_id, a, b)
+        except Exception:
             return None
 
     def run(self, problem: GemmProblem, a, b, out, scale_a=None, scale_b=None):

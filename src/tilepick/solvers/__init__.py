@@ -61,3 +61,10 @@ def bind(problem: GemmProblem, config: KernelConfig | str, a, b, out, scale_a=No
     if isinstance(config, str):
         config = KernelConfig.from_id(config)
     return SOLVERS[config.family].bind(problem, config, a, b, out, scale_a, scale_b)
+
+
+def bind_new(problem: GemmProblem, config: KernelConfig | str, a, b):
+    """A launch that makes its own output (``Solver.bind_new``), or None."""
+    if isinstance(config, str):
+        config = KernelConfig.from_id(config)
+    return SOLVERS[config.family].bind_new(problem, config, a, b)

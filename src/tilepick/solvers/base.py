@@ -77,6 +77,14 @@ class Solver(ABC):
         (launch plans, 3-D views, descriptors) override it."""
         return functools.partial(self.launch, problem, config)
 
+    def bind_new(self, problem: GemmProblem, config: KernelConfig, a, b):
+        """A launch that makes its own output, ``(a, b) -> out``, for tensors laid out like
+        these, where that is cheaper than allocating the output in Python and calling the
+        ``bind`` launch (None: it is not). Why: ``tilepick.matmul(a, b)`` on a cached problem
+        spent ~7 us of its ~27 us host time allocating the output that torch.matmul, with the
+        same cuBLAS kernel, allocates in C++ (H200 host, BENCHMARKS "Session 42")."""
+        return None
+
     # -- derived ------------------------------------------------------------------------------
     def is_applicable(self, problem: GemmProblem, hw: HardwareProfile | None = None) -> bool:
         return self.not_applicable_reason(problem, hw or current()) is None
