@@ -163,7 +163,10 @@ def summarize(rows):
                 if v},
             "paired_worst_speedup_vs_torch": {n: min(v) for n, v in paired.items() if v},
             "paired_rows_below_0.97": {n: sum(x < 0.97 for x in v) for n, v in paired.items()},
-            "tuning_s_total": tuning}
+            "tuning_s_total": tuning,
+            # late samples over the steady-state timing (rows before session 42 lack them)
+            "timing_samples": {k: sum(r.get("timing_samples", {}).get(k, 0) for r in rows)
+                               for k in ("samples", "late", "late_kept")}}
 
 
 def paired_speedup(row, name):
