@@ -112,15 +112,13 @@ def _run(a, b, out, dispatcher):
         launch, problem, shape, out_dtype, new = fast
         if not fresh:
             _check_aliasing(a, b, out)
-        try:
-            if fresh and new is not None:
-                return new(a, b)     # the launch makes its output (cuBLAS: torch.matmul)
-            if fresh:
-                out = torch.empty(shape, dtype=out_dtype, device=a.device)
-            return launch(a, b, out)
+        elif new is None:
+            out = torch.empty(shape, dtype=out_dtype, device=a.device)
+        try:   # new: a launch that makes its output (cuBLAS: torch.matmul itself)
+            return launch(a, b, out) if out is not None else new(a, b)
         except Exception:   # run() below records the failure and tries the next candidate
             d.bound.pop(sig, None)
-        if out is None:
+        if out is None:     # the launch that makes its output failed
             out = torch.empty(shape, dtype=out_dtype, device=a.device)
         return d.run(problem, a, b, out)
     if fresh:

@@ -426,22 +426,22 @@ class Dispatcher:
         decision yet, or a device that cannot prepare one). ``tilepick.matmul`` keeps it per
         tensor signature in ``self.bound``, so a repeated call skips the problem lookup, the
         decision cache and the launch plan."""
-        decision = self.cache.get(problem)
-        if decision is None:
-            return None
-        try:
-            return self.device.bind(problem, decision.config_id, a, b, out, scale_a, scale_b)
-        except Exception:  # preparing is an optimisation: run() still serves the problem
-            return None
+        return self._prepared(problem, lambda cid: self.device.bind(problem, cid, a, b, out,
+                                                                    scale_a, scale_b))
 
     def new_launcher(self, problem: GemmProblem, a, b):
         """The cached decision's launch that makes its own output (``Solver.bind_new``), or
         None (then ``tilepick.matmul`` allocates the output and calls ``launcher``'s)."""
+        return self._prepared(problem, lambda cid: self.device.bind_new(problem, cid, a, b))
+
+    def _prepared(self, problem: GemmProblem, prepare):
+        """``prepare(config id)`` of the cached decision, or None (no decision, or preparing
+        failed: preparing is an optimisation, run() still serves the problem)."""
         decision = self.cache.get(problem)
         if decision is None:
             return None
         try:
-            return self.device.bind_new(problem, decision.config_id, a, b)
+            return prepare(decision.config_id)
         except Exception:
             return None
 
