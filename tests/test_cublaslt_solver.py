@@ -223,7 +223,7 @@ def test_lt_args_refuses_what_the_binding_cannot_serve():
 # -- prepared launches: workspaces per (device, stream), graph capture -------------------
 
 class _FakeGemm:
-    """LtGemm's rebuild and run, recording what they were given."""
+    """LtGemm's rebuild and launcher, recording what they were given."""
 
     built = []
 
@@ -239,18 +239,21 @@ class _FakeGemm:
         self.rebuilt.append(name)
         return ("algo", name.name)
 
-    def run(self, algo, a, b, out, stream, workspace=None):
-        self.runs.append((algo, tuple(a.shape), stream, workspace))
+    def launcher(self, algo):
+        def launch(a_ptr, b_ptr, out_ptr, workspace, stream):
+            self.runs.append((algo, (a_ptr, b_ptr, out_ptr), stream, workspace))
+        return launch
 
 
 class _Streams:
-    """torch.cuda.current_stream / is_current_stream_capturing as the test sets them."""
+    """The current stream's handle and torch.cuda.is_current_stream_capturing as the test sets
+    them."""
 
     def __init__(self):
         self.handle, self.capturing = 0x1000, False
 
-    def current_stream(self, device=None):
-        return type("S", (), {"cuda_stream": self.handle})()
+    def raw_stream(self, device_index):
+        return self.handle
 
     def is_current_stream_capturing(self):
         return self.capturing
@@ -262,7 +265,7 @@ def fake_cuda(monkeypatch):
     _FakeGemm.built = []
     streams = _Streams()
     monkeypatch.setattr(lt, "for_tensors", _FakeGemm)
-    monkeypatch.setattr(torch.cuda, "current_stream", streams.current_stream)
+    monkeypatch.setattr(cublaslt, "raw_stream_getter", lambda: streams.raw_stream)
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing",
                         streams.is_current_stream_capturing)
     monkeypatch.setattr(lt, "WORKSPACE_BYTES", 4096)   # CPU tensors: keep them small
@@ -299,8 +302,9 @@ def test_bind_runs_the_rebuilt_entry_with_a_workspace_per_stream(fake_cuda):
     assert run(a, b, out) is out
     (gemm,) = _FakeGemm.built
     assert gemm.rebuilt == [lt.LtAlgo.parse(ENTRY)]
-    algo, shape, stream, ws1 = gemm.runs[-1]
-    assert algo == ("algo", ENTRY) and shape == (16, 64) and stream == 0x1000
+    algo, pointers, stream, ws1 = gemm.runs[-1]
+    assert algo == ("algo", ENTRY) and stream == 0x1000
+    assert pointers == (a.data_ptr(), b.data_ptr(), out.data_ptr())
     assert ws1.dtype == torch.uint8 and ws1.numel() == 4096
     run(a, b, out)                        # same stream: the same buffer, not a new one
     assert gemm.runs[-1][3] is ws1
@@ -376,7 +380,7 @@ def test_bind_on_batch_one_3d_tensors_runs_on_their_views(fake_cuda):
     assert run(a, b, out) is out
     (gemm,) = _FakeGemm.built
     assert gemm.args == cublaslt.lt_args(p)
-    assert gemm.runs[-1][1] == (16, 64)
+    assert gemm.runs[-1][1] == (a[0].data_ptr(), b[0].data_ptr(), out[0].data_ptr())
     two = torch.empty(2, 16, 64, dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="3-D ones of batch 1"):
         run(two, b.expand(2, -1, -1), out.expand(2, -1, -1))
@@ -422,23 +426,31 @@ def test_run_accepts_a_workspace_and_checks_its_size():
         plan.run(None, a, b, out, 0, small)
 
 
+def _plan_without_library(calls: list, status: int = 0):
+    """An LtGemm of a 4x8 @ 8x16 bf16 signature whose cublasLtMatmul records its arguments
+    into ``calls`` and returns ``status``."""
+    plan = object.__new__(lt.LtGemm)
+    plan.signature = ((4, 8), (8, 16), (4, 16), (8, 1), (16, 1), 16, "bfloat16")
+    plan.device_index, plan.handle, plan.desc = 3, "handle", "desc"
+    plan.lay_a, plan.lay_b, plan.lay_c = "lay_a", "lay_b", "lay_c"
+    plan._alpha, plan._beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
+    plan._scalars = (ctypes.byref(plan._alpha), ctypes.byref(plan._beta))
+
+    class FakeLib:
+        def cublasLtMatmul(self, *args):
+            calls.append(args)
+            return status
+
+    plan.lib = FakeLib()
+    return plan
+
+
 def test_shared_workspace_only_for_launches_that_pass_none(monkeypatch):
     """The solver passes a workspace per (device, stream): the device's shared one (for the
     probes) must then never be allocated, or it holds 32 MiB more a device."""
     torch = pytest.importorskip("torch")
-    plan = object.__new__(lt.LtGemm)
-    plan.signature = ((4, 8), (8, 16), (4, 16), (8, 1), (16, 1), 16, "bfloat16")
-    plan.device_index, plan.handle, plan.desc = 3, None, None
-    plan.lay_a = plan.lay_b = plan.lay_c = None
-    plan._alpha, plan._beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
-    used = []
-
-    class FakeLib:
-        def cublasLtMatmul(self, *args):
-            used.append(args[-3])   # the workspace pointer
-            return 0
-
-    plan.lib = FakeLib()
+    calls = []
+    plan = _plan_without_library(calls)
     shared = torch.empty(lt.WORKSPACE_BYTES, dtype=torch.uint8)
     asked = []
     monkeypatch.setattr(lt, "shared_workspace", lambda i: asked.append(i) or shared)
@@ -446,9 +458,33 @@ def test_shared_workspace_only_for_launches_that_pass_none(monkeypatch):
     out = torch.zeros(4, 16, dtype=torch.bfloat16)
     own = torch.empty(lt.WORKSPACE_BYTES, dtype=torch.uint8)
     plan.run(lt._Algo(), a, b, out, 0, own)
-    assert asked == [] and used == [own.data_ptr()]
+    assert asked == [] and [c[-3] for c in calls] == [own.data_ptr()]  # workspace pointer
     plan.run(lt._Algo(), a, b, out, 0)
-    assert asked == [3] and used[-1] == shared.data_ptr()
+    assert asked == [3] and calls[-1][-3] == shared.data_ptr()
+
+
+def test_launcher_passes_what_run_passes_and_names_a_failure():
+    """The prepared launch's unchecked call gives cublasLtMatmul the same arguments as the
+    checked run(): the operands swapped into cuBLASLt's column-major view (b is its A), out
+    as both C and D, the workspace and its size, the stream."""
+    torch = pytest.importorskip("torch")
+    calls = []
+    plan = _plan_without_library(calls)
+    a, b = torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 16, dtype=torch.bfloat16)
+    out = torch.zeros(4, 16, dtype=torch.bfloat16)
+    ws = torch.empty(lt.WORKSPACE_BYTES, dtype=torch.uint8)
+    algo = lt._Algo()
+    plan.run(algo, a, b, out, 7, ws)
+    plan.launcher(algo)(a.data_ptr(), b.data_ptr(), out.data_ptr(), ws, 7)
+    checked, prepared = calls
+    swapped = ("handle", "desc", plan._scalars[0], b.data_ptr(), "lay_a", a.data_ptr(),
+               "lay_b", plan._scalars[1], out.data_ptr(), "lay_c", out.data_ptr(), "lay_c")
+    assert checked[:12] == prepared[:12] == swapped
+    assert checked[12]._obj is prepared[12]._obj is algo
+    assert checked[13:] == prepared[13:] == (ws.data_ptr(), lt.WORKSPACE_BYTES, 7)
+    failing = _plan_without_library([], status=13)
+    with pytest.raises(lt.LtError, match=r"cublasLtMatmul: cuBLAS status 13"):
+        failing.launcher(algo)(a.data_ptr(), b.data_ptr(), out.data_ptr(), ws, 7)
 
 
 # -- the perf-db key ------------------------------------------------------------------------
@@ -472,6 +508,17 @@ def test_prepared_launch_refuses_tensors_on_another_device(fake_cuda):
     a, b, out = _tensors(torch, p, torch.bfloat16)
     run = s.bind(p, KernelConfig.from_id(LT_ID), a, b, out)
     elsewhere = torch.empty(16, 32, dtype=torch.bfloat16, device="meta")
-    with pytest.raises(ValueError, match=r"prepared for tensors on cpu.*out on meta"):
+    with pytest.raises(ValueError, match=r"k64: out was prepared for \(16, 32\) strides "
+                                         r"\(32, 1\) torch.bfloat16 on cpu, got .* on meta$"):
         run(a, b, elsewhere)
+    # another signature on the right device: the descriptors would read out of bounds
+    wider = torch.empty(16, 64, dtype=torch.bfloat16)[:, :32]
+    with pytest.raises(ValueError, match=r"out was prepared for .* strides \(32, 1\) .*, "
+                                         r"got \(16, 32\) strides \(64, 1\)"):
+        run(a, b, wider)
+    with pytest.raises(ValueError, match=r"^gemm\.cublaslt\S* on \S*: a was prepared .*"
+                                         r"torch.bfloat16 on cpu, got .*torch.float16 on cpu$"):
+        run(a.half(), b, out)
     assert _FakeGemm.built[0].runs == []
+    run(a, b, out)
+    assert len(_FakeGemm.built[0].runs) == 1

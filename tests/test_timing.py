@@ -337,3 +337,18 @@ def test_kept_allocations_run_on_a_fresh_thread_with_the_callers_stream(monkeypa
     assert runtime.allocate_outside_graph_pools(lambda: threading.current_thread().name,
                                                 torch.device("cpu")) \
         == threading.current_thread().name and entered == []
+
+
+def test_raw_stream_getter_is_torchs_c_call_or_the_public_spelling(monkeypatch):
+    """A cached launch asks for its stream on every call: torch's one C call where torch has
+    it, else torch.cuda.current_stream(...).cuda_stream, the same handle."""
+    torch = pytest.importorskip("torch")
+    from tilepick import runtime
+
+    monkeypatch.delattr(torch._C, "_cuda_getCurrentRawStream", raising=False)
+    monkeypatch.setattr(torch.cuda, "current_stream",
+                        lambda d=None: type("S", (), {"cuda_stream": 0x50 + d})())
+    assert runtime.raw_stream_getter()(2) == 0x52
+    raw = lambda index: 0x70 + index   # noqa: E731
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", raw, raising=False)
+    assert runtime.raw_stream_getter() is raw

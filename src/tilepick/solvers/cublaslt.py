@@ -21,7 +21,7 @@ import threading
 from tilepick.config import NAMED_VENDOR_FAMILIES, KernelConfig
 from tilepick.hardware import HardwareProfile
 from tilepick.problem import DType, GemmProblem
-from tilepick.runtime import allocate_outside_graph_pools, capturing
+from tilepick.runtime import allocate_outside_graph_pools, capturing, raw_stream_getter
 from tilepick.solvers import cublaslt_lib
 from tilepick.solvers.base import ConfigInvalidError, NotInThisContextError, Solver
 
@@ -100,6 +100,15 @@ def _views(a, b, out):
 def _tensor_key(a, b, out) -> tuple:
     """What a prepared launch depends on: shapes, strides, dtypes and devices."""
     return tuple((tuple(t.shape), tuple(t.stride()), t.dtype, t.device) for t in (a, b, out))
+
+
+def _mismatch(prepared: tuple, got: tuple) -> str:
+    """Which tensors of a call differ from those a launch was prepared for, and how."""
+    def say(t):
+        shape, strides, dtype, device = t
+        return f"{tuple(shape)} strides {tuple(strides)} {dtype} on {device}"
+    return "; ".join(f"{name} was prepared for {say(p)}, got {say(g)}"
+                     for name, p, g in zip(("a", "b", "out"), prepared, got) if p != g)
 
 
 def capture_workspace(device):
@@ -255,8 +264,6 @@ class CublasLtSolver(Solver):
         """The descriptors for tensors laid out like these and the rebuilt entry, worked out
         once per tensor signature (memoised: a repeated bind costs lookups); each call finds
         its stream's workspace and runs ``cublasLtMatmul``."""
-        import torch
-
         try:
             a2, b2, o2 = _views(a, b, out)
         except ValueError as e:
@@ -282,32 +289,42 @@ class CublasLtSolver(Solver):
             except cublaslt_lib.LtError as e:
                 raise ConfigInvalidError(f"{config.id} on {problem.key()}: {e}") from None
             self._remember(self._algos, (key, config.entry), algo)
-        workspace_for = self._workspace_for
-        workspaces = self._workspaces
-        flat = a.dim() == 2
+        return self._prepared_run(problem, config, device, gemm, algo, key, a.dim() == 2)
+
+    def _prepared_run(self, problem, config, device, gemm, algo, key, flat: bool):
+        """The call of a bound launch. Each call checks what can change between calls with
+        the same prepared launch: the tensors' signature (one tuple compare against the one
+        the descriptors were made for), the pointers' alignment, the stream and capture; the
+        rest was checked once, at bind."""
+        launch = gemm.launcher(algo)
+        workspace_for, workspaces = self._workspace_for, self._workspaces
+        stream_of, index = raw_stream_getter(), device.index
+        (sa, sta, dta, dva), (sb, stb, dtb, dvb), (so, sto, dto, dvo) = key
+        expect = (sa, sb, so, sta, stb, sto, dta, dtb, dto, dva, dvb, dvo)
 
         def run(a, b, out, scale_a=None, scale_b=None):
             if flat:
                 x, y, z = a, b, out
             else:
                 x, y, z = _views(a, b, out)
-            if x.device != device or y.device != device or z.device != device:
-                raise ValueError(f"{config.id} on {problem.key()} was prepared for tensors on "
-                                 f"{device}, got a on {x.device}, b on {y.device}, out on "
-                                 f"{z.device}")
-            if (x.data_ptr() | y.data_ptr() | z.data_ptr()) % POINTER_ALIGN:
+            if (x.shape, y.shape, z.shape, x.stride(), y.stride(), z.stride(), x.dtype,
+                    y.dtype, z.dtype, x.device, y.device, z.device) != expect:
+                raise ValueError(f"{config.id} on {problem.key()}: "
+                                 f"{_mismatch(key, _tensor_key(x, y, z))}")
+            pa, pb, pc = x.data_ptr(), y.data_ptr(), z.data_ptr()
+            if (pa | pb | pc) % POINTER_ALIGN:
                 raise NotInThisContextError(
                     f"{config.id} on {problem.key()}: an operand's address is not a multiple "
                     f"of {POINTER_ALIGN} bytes, which cuBLASLt's heuristic assumed when it "
                     "listed the entry (tensors sliced off an allocation's start)")
-            stream = torch.cuda.current_stream(device).cuda_stream
+            stream = stream_of(index)
             if capturing():
                 ws = capture_workspace(device)
             else:
-                ws = workspaces.get((device.index, stream))
+                ws = workspaces.get((index, stream))
                 if ws is None:
                     ws = workspace_for(device, stream)
-            gemm.run(algo, x, y, z, stream, ws)
+            launch(pa, pb, pc, ws, stream)
             return out
         return run
 

@@ -254,6 +254,7 @@ class LtGemm:
         _check(self.lib.cublasLtMatmulPreferenceSetAttribute(
             self.pref, PREF_MAX_WORKSPACE_BYTES, ctypes.byref(ws), 8), "preference workspace")
         self._alpha, self._beta = ctypes.c_float(1.0), ctypes.c_float(0.0)
+        self._scalars = (ctypes.byref(self._alpha), ctypes.byref(self._beta))
 
     def _new(self, create: str, *args):
         obj = ctypes.c_void_p()
@@ -341,11 +342,29 @@ class LtGemm:
             if workspace.device != a.device:
                 raise ValueError(f"the workspace is on {workspace.device}, the operands on "
                                  f"{a.device}")
-        _check(self.lib.cublasLtMatmul(
-            self.handle, self.desc, ctypes.byref(self._alpha), b.data_ptr(), self.lay_a,
-            a.data_ptr(), self.lay_b, ctypes.byref(self._beta), out.data_ptr(), self.lay_c,
-            out.data_ptr(), self.lay_c, ctypes.byref(algo), workspace.data_ptr(),
-            WORKSPACE_BYTES, stream), "cublasLtMatmul")
+        self._matmul(ctypes.byref(algo), a.data_ptr(), b.data_ptr(), out.data_ptr(),
+                     workspace.data_ptr(), stream)
+
+    def _matmul(self, algo_ref, a_ptr: int, b_ptr: int, out_ptr: int, ws_ptr: int,
+                stream: int) -> None:
+        alpha, beta = self._scalars
+        status = self.lib.cublasLtMatmul(
+            self.handle, self.desc, alpha, b_ptr, self.lay_a, a_ptr, self.lay_b, beta, out_ptr,
+            self.lay_c, out_ptr, self.lay_c, algo_ref, ws_ptr, WORKSPACE_BYTES, stream)
+        if status:
+            _check(status, "cublasLtMatmul")
+
+    def launcher(self, algo: _Algo):
+        """``launch(a_ptr, b_ptr, out_ptr, workspace, stream)``: :meth:`run` without its
+        checks, for a caller that has made them once per tensor signature (a solver's
+        prepared launch, which checks what changes between calls itself). Why: rebuilding and
+        comparing the signature and the workspace on each call cost ~2 us of a ~12 us launch.
+        ``workspace``: a tensor of :data:`WORKSPACE_BYTES` bytes or more on the device."""
+        matmul, algo_ref = self._matmul, ctypes.byref(algo)   # keeps self and algo alive
+
+        def launch(a_ptr: int, b_ptr: int, out_ptr: int, workspace, stream: int) -> None:
+            matmul(algo_ref, a_ptr, b_ptr, out_ptr, workspace.data_ptr(), stream)
+        return launch
 
 
 def for_tensors(a, b, out) -> LtGemm:

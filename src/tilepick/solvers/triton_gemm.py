@@ -15,7 +15,8 @@ from typing import NamedTuple
 from tilepick.config import SPACES, KernelConfig
 from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import DType, GemmProblem, _align_bytes, cdiv, next_pow2
-from tilepick.runtime import allocate_outside_graph_pools, capturing, patch_interpreter
+from tilepick.runtime import (allocate_outside_graph_pools, capturing, patch_interpreter,
+                              raw_stream_getter)
 from tilepick.solvers.base import ConfigInvalidError, Solver
 from tilepick.solvers import repack
 from tilepick.solvers.direct_launch import DirectLaunch
@@ -376,7 +377,8 @@ class ZeroKept:
             return (torch.zeros(ws_elems, device=device, dtype=torch.float32),
                     torch.zeros(counters, device=device, dtype=torch.int32))
         if device.type == "cuda":
-            key = (device.index, torch.cuda.current_stream(device).cuda_stream)
+            index = torch.cuda.current_device() if device.index is None else device.index
+            key = (index, raw_stream_getter()(index))
         else:
             key = (str(device), 0)
         pair = self._pairs.get(key)
