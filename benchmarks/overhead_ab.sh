@@ -10,7 +10,7 @@
 # The old tree: `git archive OLD_COMMIT src | tar -x -C work/old` (carried to the device).
 set -u
 : "${OUT:?set OUT to the folder that comes back}" "${OLD_SRC:?a source tree to compare with}"
-: "${OLD_COMMIT:?the commit OLD_SRC was taken from}" "${TILEPICK_COMMIT:?this tree's commit}"
+: "${OLD_COMMIT:?the commit OLD_SRC was taken from}" "${TILEPICK_COMMIT:?the commit of this tree}"
 export PYTHONUNBUFFERED=1
 new_commit=$TILEPICK_COMMIT
 work=/tmp/overhead_ab
