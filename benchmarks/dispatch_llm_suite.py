@@ -257,14 +257,15 @@ def main():
                 print(f"budget reached after {len(rows)} of {len(problems)} problems", flush=True)
                 break
             inp = inputs(p)
-            row = {"problem": p.key(), "tuning_s": {}, "choice": {}, "gpu_ms": {}}
+            row = {"problem": p.key(), "tuning_s": {}, "choice": {}, "gpu_ms": {}, "duels": {}}
             for mode, d in disp.items():
-                before = d.device.gpu_ms_spent
+                before, duels = d.device.gpu_ms_spent, d.stats["duels"]
                 t0 = time.time()
                 d.run(p, inp.a, inp.b, inp.out)
                 sync()
                 row["tuning_s"][mode] = time.time() - t0
                 row["gpu_ms"][mode] = d.device.gpu_ms_spent - before
+                row["duels"][mode] = d.stats["duels"] - duels   # Dispatcher._beaten_vendor
                 row["choice"][mode] = d.cache[p].config_id
                 row.setdefault("source", {})[mode] = d.cache[p].source
             row["choice"]["tutorial"], row["tuning_s"]["tutorial"] = tutorial_best(p, inp)

@@ -49,12 +49,25 @@ class Device:
         (timing synchronises, and every launch would land in the graph)."""
         return True
 
+    def can_duel(self) -> bool:
+        """Whether :meth:`duel` gives more evidence than :meth:`benchmark` gave (more paired
+        rounds); a replay of fixed times does not."""
+        return False
+
+    def duel(self, problem: GemmProblem, config_ids: list[str], a, b, out, scale_a=None,
+             scale_b=None) -> dict[str, Outcome]:
+        """A longer benchmark of a few candidates (a challenger and cuBLAS), where the first
+        one's rounds could not tell them apart."""
+        return self.benchmark(problem, config_ids, a, b, out, scale_a, scale_b)
+
 
 class RealDevice(Device):
     """Launch for real; benchmark candidates in interleaved rounds (clock drift hits all)."""
 
-    def __init__(self, rounds: int = 3, reps: int = 20, max_ms: float = 20.0):
+    def __init__(self, rounds: int = 3, reps: int = 20, max_ms: float = 20.0,
+                 duel_rounds: int = 15):
         self.rounds, self.reps, self.max_ms = rounds, reps, max_ms
+        self.duel_rounds = duel_rounds
         self.gpu_ms_spent = 0.0
 
     def launch(self, problem, config_id, a, b, out, scale_a=None, scale_b=None):
@@ -72,7 +85,17 @@ class RealDevice(Device):
 
         return not capturing()
 
-    def benchmark(self, problem, config_ids, a, b, out, scale_a=None, scale_b=None):
+    def can_duel(self) -> bool:
+        return self.duel_rounds > self.rounds
+
+    def duel(self, problem, config_ids, a, b, out, scale_a=None, scale_b=None):
+        """:meth:`benchmark` with ``duel_rounds`` rounds (two candidates of at most ``max_ms``
+        a round each: 0.6 s of GPU time at most)."""
+        return self.benchmark(problem, config_ids, a, b, out, scale_a, scale_b,
+                              rounds=self.duel_rounds)
+
+    def benchmark(self, problem, config_ids, a, b, out, scale_a=None, scale_b=None,
+                  rounds: int | None = None):
         from tilepick.bench.timing import interleaved
 
         outcomes: dict[str, Outcome] = {}
@@ -87,7 +110,7 @@ class RealDevice(Device):
                 outcomes[cid] = Outcome(None, "invalid", f"{type(exc).__name__}: {exc}"[:300])
         fns = {cid: (lambda c=cid: self.launch(problem, c, a, b, out, scale_a, scale_b))
                for cid in alive}
-        for cid, r in interleaved(fns, rounds=self.rounds, warmup=0, reps=self.reps,
+        for cid, r in interleaved(fns, rounds=rounds or self.rounds, warmup=0, reps=self.reps,
                                   max_ms=self.max_ms, min_reps=3).items():
             self.gpu_ms_spent += r.gpu_ms
             outcomes[cid] = Outcome(r.ms, rounds_ms=tuple(r.rounds_ms))
