@@ -235,10 +235,15 @@ def test_a_longer_duel_decides_where_the_fastest_median_lost_a_round(
     duel = {"gemm.cublas": (1.0,) * 15, lucky: (0.95,) * wins + (1.05,) * (15 - wins)}
     dev = DuelDevice(rounds, duel, times=SimulatedDevice.from_frame(frame).times)
     d = Dispatcher(mode="hybrid", device=dev, predictor=RankByList([lucky], uncertainty=0.0),
-                   user_db=None, system_db=None, hw=HW, env=ENV, k=1)
+                   user_db=str(tmp_path / "user.db"), system_db=None, hw=HW, env=ENV, k=1)
     got = d.decide(p, tensors_for(p)).config_id
     assert got == {"lucky": lucky}.get(expect, expect)
     assert dev.duels == [[lucky, "gemm.cublas"]] and d.stats["duels"] == 1
+    # the perf-db keeps the duel's medians of the two, the better-measured times
+    rec = d.user_db.lookup(ENV, p.key())
+    assert rec.winner == got
+    assert rec.timings["gemm.cublas"][0] == 1.0
+    assert rec.timings[lucky][0] == (0.95 if wins >= 8 else 1.05)
     # a challenger that won every round needs no duel; nor does cuBLAS's own best median
     for first in ((0.90, 0.91, 1.15), (1.10, 1.10, 1.30)):
         dev2 = DuelDevice({**rounds, lucky: first}, duel, times=dev.times)

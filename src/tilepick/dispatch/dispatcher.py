@@ -436,7 +436,10 @@ class Dispatcher:
     def _beaten_vendor(self, problem, timed: dict, outcomes: dict, tensors) -> dict:
         """``timed`` less the candidates that did not beat cuBLAS (what torch.matmul runs)
         in the paired rounds. Where the fastest median lost a round of the first pass, the
-        two are timed again alone in a longer duel (``Device.duel``), and its rounds decide.
+        two are timed again alone in a longer duel (``Device.duel``), and its rounds decide;
+        their duel outcomes replace the first pass's in ``outcomes``: the perf-db records the
+        better-measured times (a challenger may keep the faster median and still lose the sign
+        test, as cuBLAS stays unless the rounds show otherwise).
 
         Why the duel: on large problems the rounds spread 10-30% (clocks under the power
         cap), so a candidate truly 3-6% faster than cuBLAS lost one of 3 rounds about half
@@ -451,8 +454,10 @@ class Dispatcher:
         duel = self.device.duel(problem, [best, CUBLAS], *tensors)
         self.stats["duels"] += 1
         got = duel.get(best), duel.get(CUBLAS)
-        if all(o is not None and o.status == "ok" and o.ms is not None for o in got) \
-                and got[0].rounds_ms and beats_in_most_rounds(*got):
+        if not all(o is not None and o.status == "ok" and o.ms is not None for o in got):
+            return kept
+        outcomes[best], outcomes[CUBLAS] = got
+        if got[0].rounds_ms and beats_in_most_rounds(*got):
             kept[best] = timed[best]
         return kept
 
