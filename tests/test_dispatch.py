@@ -244,6 +244,13 @@ def test_a_longer_duel_decides_where_the_fastest_median_lost_a_round(
     assert rec.winner == got
     assert rec.timings["gemm.cublas"][0] == 1.0
     assert rec.timings[lucky][0] == (0.95 if wins >= 8 else 1.05)
+    # a duel that fails (timing raised) keeps cuBLAS, with a warning, and decides the problem
+    broken = DuelDevice(rounds, duel, times=dev.times)
+    broken.duel = lambda *a: (_ for _ in ()).throw(RuntimeError("CUDA error: launch failed"))
+    d3 = Dispatcher(mode="hybrid", device=broken, user_db=None, system_db=None, hw=HW, env=ENV,
+                    k=1, predictor=RankByList([lucky], uncertainty=0.0))
+    with pytest.warns(RuntimeWarning, match=r"duel of .* failed \(RuntimeError: CUDA error"):
+        assert d3.decide(p, tensors_for(p)).config_id == "gemm.cublas"
     # a challenger that won every round needs no duel; nor does cuBLAS's own best median
     for first in ((0.90, 0.91, 1.15), (1.10, 1.10, 1.30)):
         dev2 = DuelDevice({**rounds, lucky: first}, duel, times=dev.times)

@@ -451,8 +451,14 @@ class Dispatcher:
         best = min(timed, key=timed.get)
         if best in kept or not self.device.can_duel():
             return kept
-        duel = self.device.duel(problem, [best, CUBLAS], *tensors)
         self.stats["duels"] += 1
+        try:
+            duel = self.device.duel(problem, [best, CUBLAS], *tensors)
+        except Exception as exc:   # timing failed (both ran in the first pass): cuBLAS stays
+            self._warn_once(("duel", type(exc).__name__),
+                            f"tilepick: the duel of {best} with cuBLAS on {problem.key()} "
+                            f"failed ({type(exc).__name__}: {exc}); cuBLAS stays", 5)
+            return kept
         got = duel.get(best), duel.get(CUBLAS)
         if not all(o is not None and o.status == "ok" and o.ms is not None for o in got):
             return kept
