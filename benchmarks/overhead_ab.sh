@@ -8,6 +8,8 @@
 #       CONFIG[@MxNxK] ...                                            -> $OUT/overhead_ab.tar
 #
 # The old tree: `git archive OLD_COMMIT src | tar -x -C work/old` (carried to the device).
+# CONFIG: one that launches one kernel (dispatch_overhead.py times its direct launch): not
+# gemm.splitk, whose reduction is a second kernel (session 43's try stopped on it).
 set -u
 : "${OUT:?set OUT to the folder that comes back}" "${OLD_SRC:?a source tree to compare with}"
 : "${OLD_COMMIT:?the commit OLD_SRC was taken from}" "${TILEPICK_COMMIT:?the commit of this tree}"
