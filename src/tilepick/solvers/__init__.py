@@ -25,8 +25,11 @@ __all__ = ["SOLVERS", "Solver", "solver_for", "applicable_configs", "NotApplicab
 
 
 def solver_for(config: KernelConfig | str) -> Solver:
-    family = config.family if isinstance(config, KernelConfig) else KernelConfig.from_id(config).family
-    return SOLVERS[family]
+    return SOLVERS[_config(config).family]
+
+
+def _config(config: KernelConfig | str) -> KernelConfig:
+    return KernelConfig.from_id(config) if isinstance(config, str) else config
 
 
 def applicable_configs(problem: GemmProblem, hw: HardwareProfile | None = None,
@@ -43,8 +46,7 @@ def applicable_configs(problem: GemmProblem, hw: HardwareProfile | None = None,
 def launch(problem: GemmProblem, config: KernelConfig | str, a, b, out, scale_a=None,
            scale_b=None, hw: HardwareProfile | None = None, check: bool = True):
     """Run one config; raises NotApplicableError / ConfigInvalidError with the reason."""
-    if isinstance(config, str):
-        config = KernelConfig.from_id(config)
+    config = _config(config)
     solver = SOLVERS[config.family]
     if check:
         for name, t in (("a", a), ("b", b), ("out", out)):
@@ -58,13 +60,11 @@ def bind(problem: GemmProblem, config: KernelConfig | str, a, b, out, scale_a=No
     """A launch of a config already checked for the problem, prepared for tensors laid out like
     these (``Solver.bind``): the dispatcher's hot path, where the rules and the launch plan have
     been worked out on the first call and must not cost anything on the next ones."""
-    if isinstance(config, str):
-        config = KernelConfig.from_id(config)
+    config = _config(config)
     return SOLVERS[config.family].bind(problem, config, a, b, out, scale_a, scale_b)
 
 
 def bind_new(problem: GemmProblem, config: KernelConfig | str, a, b):
     """A launch that makes its own output (``Solver.bind_new``), or None."""
-    if isinstance(config, str):
-        config = KernelConfig.from_id(config)
+    config = _config(config)
     return SOLVERS[config.family].bind_new(problem, config, a, b)
