@@ -441,11 +441,11 @@ class Dispatcher:
         better-measured times (a challenger may keep the faster median and still lose the sign
         test, as cuBLAS stays unless the rounds show otherwise).
 
-        Why the duel: on large problems the rounds spread 10-30% (clocks under the power
-        cap), so a candidate truly 3-6% faster than cuBLAS lost one of 3 rounds about half
-        the time, and hybrid kept cuBLAS where the model's pick was faster (BENCHMARKS,
-        "Session 43"). The duel's 15 rounds tell such a gap; a tie passes its sign test 6%
-        of the time (3 of 3 rounds: 12.5%)."""
+        Why the duel: on large problems a candidate's round medians move by 2-7% (sd), so
+        one 2.5-6% faster than cuBLAS often loses one of 3 rounds: in session 42's LLM suites
+        hybrid kept cuBLAS on 4 and 7 rows where the heuristic's pick read over 1.02x, and on
+        1 and 2 with the duel (BENCHMARKS, "Session 43"). The duel's 15 rounds tell such a
+        gap; a tie passes its sign test 6% of the time (3 of 3 rounds: 12.5%)."""
         kept = {cid: ms for cid, ms in timed.items() if cid == CUBLAS
                 or beats_in_most_rounds(outcomes[cid], outcomes[CUBLAS])}
         best = min(timed, key=timed.get)

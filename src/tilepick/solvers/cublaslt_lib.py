@@ -357,8 +357,9 @@ class LtGemm:
     def launcher(self, algo: _Algo):
         """``launch(a_ptr, b_ptr, out_ptr, workspace, stream)``: :meth:`run` without its
         checks, for a caller that has made them once per tensor signature (a solver's
-        prepared launch, which checks what changes between calls itself). Why: rebuilding and
-        comparing the signature and the workspace on each call cost ~2 us of a ~12 us launch.
+        prepared launch, which checks what changes between calls itself). Why: with run()'s
+        checks repeated on each call, a bound entry cost 5.7-12.6 us more than run() itself on
+        an H200 host; through this, as much as run() (BENCHMARKS "Session 43").
         ``workspace``: a tensor of :data:`WORKSPACE_BYTES` bytes or more on the device."""
         matmul, algo_ref = self._matmul, ctypes.byref(algo)   # keeps self and algo alive
 
