@@ -572,6 +572,52 @@ def test_matmul_api_bad_and_unsupported_input():
         tilepick.bmm(torch.randn(3, 4), torch.randn(4, 3), dispatcher=d)
 
 
+def test_matmul_api_non_tensors_and_empty_gemms():
+    """Lists and arrays are named in the error (not an AttributeError from the signature);
+    an empty GEMM gets torch's answer, an empty output or zeros for k = 0, as torch.matmul."""
+    d = Dispatcher(mode="heuristic", device=SimulatedDevice(), predictor=None, user_db=None,
+                   hw=HW, env=ENV)
+    with pytest.raises(tilepick.ProblemError, match="a must be a torch.Tensor, got list"):
+        tilepick.matmul([[1, 2]], [[1], [2]], dispatcher=d)
+    with pytest.raises(tilepick.ProblemError, match="b must be a torch.Tensor, got ndarray"):
+        tilepick.matmul(torch.randn(2, 2), torch.randn(2, 2).numpy(), dispatcher=d)
+    b = torch.randn(32, 48).bfloat16()
+    assert tilepick.matmul(torch.empty(0, 32, dtype=torch.bfloat16), b, dispatcher=d).shape \
+        == (0, 48)
+    z = tilepick.matmul(torch.empty(4, 0, dtype=torch.bfloat16),
+                        torch.empty(0, 5, dtype=torch.bfloat16), dispatcher=d)
+    assert z.shape == (4, 5) and not z.float().abs().any()
+    out = torch.full((3, 0), 7.0, dtype=torch.bfloat16)
+    assert tilepick.matmul(torch.randn(3, 8).bfloat16(), torch.empty(8, 0).bfloat16(), out=out,
+                           dispatcher=d) is out
+    assert d.stats["fallbacks"] == 0 and not d.cache
+
+
+def test_cpu_tensors_without_the_interpreter_are_refused_and_nothing_is_recorded(
+        tmp_path, monkeypatch):
+    """Without TRITON_INTERPRET a CPU call cannot reach a kernel: a DeviceMismatch naming the
+    device, before any candidate is tried; the user db keeps no "invalid" record of it (one
+    would later keep the problem's Triton candidates from the interpreter too)."""
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    db = PerfDb(tmp_path / "user.sqlite")
+    a, b = torch.randn(20, 40).bfloat16(), torch.randn(40, 24).bfloat16()
+    p = GemmProblem.from_tensors(a, b)
+    cid = solvers.SOLVERS["gemm.ptr"].default_config(p, HW).id
+    for mode in ("heuristic", "hybrid"):
+        d = Dispatcher(mode=mode, predictor=RankByList([cid, "gemm.cublas"]), user_db=db,
+                       hw=HW, env=ENV)
+        with pytest.raises(tilepick.DeviceMismatch, match="a is on the CPU.*TRITON_INTERPRET"):
+            tilepick.matmul(a, b, dispatcher=d)
+        with pytest.raises(tilepick.DeviceMismatch, match="a is on the CPU"):
+            d.run(p, a, b, torch.empty(20, 24, dtype=torch.bfloat16))
+        assert d.stats["fallbacks"] == 0 and not d.invalid and not d.cache
+    assert db.lookup(ENV, p.key()) is None
+    monkeypatch.setenv("TRITON_INTERPRET", "1")   # the same call under the interpreter runs
+    y = tilepick.matmul(a, b, dispatcher=Dispatcher(mode="heuristic", predictor=RankByList(
+        [cid]), user_db=db, hw=HW, env=ENV))
+    torch.testing.assert_close(y.float(), a.float() @ b.float(), rtol=2e-2, atol=5e-2)
+
+
 def test_matmul_out_checks_survive_the_signature_cache():
     """With ``out=``, the checks are remembered per tensor signature, but an output that
     aliases an operand is refused on every call, also when an earlier call with the same

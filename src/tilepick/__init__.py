@@ -1,7 +1,7 @@
 """tilepick: pick the fastest GPU kernel for every problem shape, and run it."""
 
 from tilepick.config import KernelConfig
-from tilepick.problem import DType, GemmProblem, ProblemError
+from tilepick.problem import DeviceMismatch, DType, GemmProblem, ProblemError
 
 try:
     from importlib.metadata import version as _version
@@ -10,7 +10,8 @@ try:
 except Exception:  # running from a source tree without installation
     __version__ = "0.0.0+src"
 
-__all__ = ["GemmProblem", "DType", "KernelConfig", "ProblemError", "__version__", "matmul",
+__all__ = ["GemmProblem", "DType", "KernelConfig", "ProblemError", "DeviceMismatch",
+           "__version__", "matmul",
            "bmm", "linear", "Dispatcher"]
 
 

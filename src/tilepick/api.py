@@ -2,7 +2,9 @@
 
 The default dispatcher is made on first use (find mode from ``TILEPICK_FIND_MODE``, default
 ``db``); ``set_dispatcher`` replaces it. Problems tilepick does not serve (float64, broadcast
-batches, exotic strides) go to torch, i.e. cuBLAS; bad input raises ``ProblemError``.
+batches, exotic strides, empty GEMMs) go to torch, i.e. cuBLAS; bad input raises
+``ProblemError``, and so do tensors on a device the kernels cannot reach (``DeviceMismatch``:
+CPU tensors, unless ``TRITON_INTERPRET=1`` runs the kernels on the CPU).
 Inside ``torch.compile`` graphs the call goes through the custom op ``tilepick::matmul``.
 """
 
@@ -14,6 +16,7 @@ import torch
 
 from tilepick.dispatch.dispatcher import Dispatcher
 from tilepick.problem import DType, GemmProblem, ProblemError, UnsupportedProblem, overlaps
+from tilepick.runtime import require_device
 
 _default: Dispatcher | None = None
 _lock = threading.Lock()
@@ -39,8 +42,12 @@ _problems: dict[tuple, tuple | None] = {}
 def _signature(a, b) -> tuple:
     """Everything ``GemmProblem.from_tensors`` reads of (a, b) when no ``out`` is given:
     a repeated call with the same signature reuses its problem (one dictionary lookup)."""
-    sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device,
-           (a.data_ptr() | b.data_ptr()) & 15)
+    try:
+        sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device,
+               (a.data_ptr() | b.data_ptr()) & 15)
+    except AttributeError:   # not tensors: the checks say which and what it is
+        GemmProblem.from_tensors(a, b)
+        raise
     if a.dtype is torch.float32:  # only fp32 problems depend on the tf32 switch
         sig += (torch.backends.cuda.matmul.allow_tf32,)
     return sig
@@ -52,6 +59,7 @@ def _served(a, b, out=None) -> GemmProblem | None:
         problem = GemmProblem.from_tensors(a, b, out)
     except UnsupportedProblem:
         return None
+    require_device(a, "a")   # b and out are on a's device (checked above)
     if problem.dtype is DType.FP8:
         raise UnsupportedProblem("fp8 GEMMs need per-tensor scales, which matmul does not take")
     return problem

@@ -34,6 +34,13 @@ class ProblemError(ValueError):
     """A problem that cannot be built or served; the message names what is wrong."""
 
 
+class DeviceMismatch(ProblemError, RuntimeError):
+    """Tensors where the kernels cannot run (CPU tensors without Triton's interpreter, CUDA
+    tensors under it): an error of the call, not of a kernel, so the dispatcher raises it
+    instead of recording the candidates as failing for the problem (that record would outlive
+    the call in the user's perf-db)."""
+
+
 class UnsupportedProblem(ProblemError):
     """Valid input that tilepick's kernels do not serve (e.g. float64, broadcast batches):
     the dispatcher hands such calls to torch (cuBLAS) instead of failing."""
@@ -282,6 +289,10 @@ class GemmProblem:
             batch = a.shape[0]
         m, k = a.shape[-2], a.shape[-1]
         n = b.shape[-1]
+        if 0 in (m, n, k, batch):   # torch's answer (empty, or zeros for k = 0) is the one
+            raise UnsupportedProblem(f"an empty GEMM (m={m}, n={n}, k={k}, batch={batch}; a is "
+                                     f"{tuple(a.shape)}, b is {tuple(b.shape)}) has nothing "
+                                     "to tune")
         a_row, lda = _matrix_layout("a", a)
         b_row, ldb = _matrix_layout("b", b)
         ptrs = [a.data_ptr(), b.data_ptr()]

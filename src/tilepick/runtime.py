@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from tilepick.problem import DeviceMismatch
+
 
 def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
@@ -49,17 +51,19 @@ def device_for_kernels() -> str:
 
 
 def require_device(tensor, what: str = "tensor") -> None:
-    """Refuse tensors that cannot reach the kernel: CPU tensors without the interpreter."""
+    """Refuse tensors that cannot reach the kernel: CPU tensors without the interpreter.
+    Raises :class:`tilepick.problem.DeviceMismatch` (a ``ProblemError`` and a ``RuntimeError``)."""
     if tensor.device.type == "cuda":
         if interpreting():
-            raise RuntimeError(f"{what} is on {tensor.device} but TRITON_INTERPRET=1 runs kernels "
-                               "on the CPU; move it to the CPU or unset TRITON_INTERPRET")
+            raise DeviceMismatch(f"{what} is on {tensor.device} but TRITON_INTERPRET=1 runs "
+                                 "kernels on the CPU; move it to the CPU or unset TRITON_INTERPRET")
         return
     if tensor.device.type == "cpu" and not interpreting():
-        raise RuntimeError(f"{what} is on the CPU: Triton kernels need CUDA tensors "
-                           "(or TRITON_INTERPRET=1 to run them on the CPU through the interpreter)")
+        raise DeviceMismatch(f"{what} is on the CPU: Triton kernels need CUDA tensors "
+                             "(or TRITON_INTERPRET=1 to run them on the CPU through the "
+                             "interpreter)")
     if tensor.device.type not in ("cpu", "cuda"):
-        raise RuntimeError(f"{what} is on unsupported device {tensor.device}")
+        raise DeviceMismatch(f"{what} is on unsupported device {tensor.device}")
 
 
 def cache_root():

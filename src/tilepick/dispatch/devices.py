@@ -44,6 +44,10 @@ class Device:
         call ``bind``'s."""
         return None
 
+    def check_tensors(self, a, b, out) -> None:
+        """Raise :class:`~tilepick.problem.DeviceMismatch` for tensors this device cannot run
+        on (a replay of measured times runs on anything)."""
+
     def can_time(self) -> bool:
         """Whether candidates can be timed now: not while a CUDA graph is being captured
         (timing synchronises, and every launch would land in the graph)."""
@@ -76,6 +80,13 @@ class RealDevice(Device):
 
     def bind(self, problem, config_id, a, b, out, scale_a=None, scale_b=None):
         return solvers.bind(problem, config_id, a, b, out, scale_a, scale_b)
+
+    def check_tensors(self, a, b, out) -> None:
+        from tilepick.runtime import require_device
+
+        for name, t in (("a", a), ("b", b), ("out", out)):
+            if t is not None:
+                require_device(t, name)
 
     def bind_new(self, problem, config_id, a, b):
         return solvers.bind_new(problem, config_id, a, b)

@@ -504,6 +504,9 @@ class Dispatcher:
                 return self.device.launch(problem, decision.config_id, a, b, out, scale_a, scale_b)
             except Exception:  # handled (recorded, next candidate) below
                 pass
+        # before anything is decided or recorded: a call on the wrong device is the caller's
+        # error, and every candidate failing on it would be kept as invalid in the user db
+        self.device.check_tensors(a, b, out)
         tensors = (a, b, out, scale_a, scale_b)
         decision = self.decide(problem, tensors)
         tried = []
