@@ -50,7 +50,7 @@ def check_result(obj, problem):
 
 def test_predict_json_contract(runner):
     res = invoke(runner, "predict", "--op", "gemm", "--m", 128, "--n", 4096, "--k", 4096,
-                 "--dtype", "bf16", "--json")
+                 "--dtype", "bf16", "--all", "--json")
     assert res.exit_code == 0, res.output
     obj = json.loads(res.stdout)
     check_result(obj, GemmProblem(128, 4096, 4096))
@@ -96,7 +96,7 @@ def test_predict_json_contract_with_the_whole_space(runner, tmp_path, m, n, k, l
                 cascade=CascadeSettings.for_catalog("space").to_dict())
     (model / "predictor.json").write_text(json.dumps(meta))
     res = invoke(runner, "predict", "--m", m, "--n", n, "--k", k, "--layout", layout,
-                 "--model", model, "--json")
+                 "--model", model, "--all", "--json")
     assert res.exit_code == 0, res.output
     obj = json.loads(res.stdout)
     problem = GemmProblem(m, n, k, layout=layout)
@@ -159,6 +159,7 @@ def test_predict_batch_bad_lines(runner, tmp_path):
     (["--m", 64, "--n", 64, "--k", 64, "--op", "conv"], "unknown op"),
     (["--m", 64, "--n", 64, "--k", 64, "--arch", "h100"], "gemm_bf16_h100"),
     (["--m", 64, "--n", 64, "--k", 64, "--top", 0], "--top"),
+    (["--m", 64, "--n", 64, "--k", 64, "--top", 2, "--all"], "--all"),
     (["--batch", "/nonexistent/problems.jsonl"], "does not exist"),
 ])
 def test_predict_bad_input(runner, args, message):
@@ -180,3 +181,6 @@ def test_search_json(runner):
     assert all(r["config_id"] in valid for r in obj["ranked"])
     bad = invoke(runner, "search", "--m", 8, "--n", 8, "--k", 8, "--method", "annealing")
     assert bad.exit_code == 2 and "unknown method" in bad.stderr
+    for top in (0, -1):
+        bad = invoke(runner, "search", "--m", 8, "--n", 8, "--k", 8, "--top", top)
+        assert bad.exit_code == 2 and "--top must be >= 1" in bad.stderr

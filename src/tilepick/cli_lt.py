@@ -7,11 +7,15 @@ the model is for; training and evaluation run on a CPU.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Optional
 
 import typer
 
 from tilepick.cli_model import _fail
+
+#: the (dtype, arch) of the entry model ``lt evaluate`` scores without --model
+DEFAULT_LT_MODEL = ("bf16", "h200")
 
 lt_app = typer.Typer(help="the cuBLASLt entry model: which of cuBLASLt's heuristic entries "
                           "runs where cuBLAS is picked", no_args_is_help=True)
@@ -35,10 +39,32 @@ def lt_train(data: list[str] = typer.Argument(..., help="cublaslt_probe.py resul
                            "out_of_fold": meta["out_of_fold"][str(meta["delta"])]}, indent=1))
 
 
+def _lt_model_dir(model: Optional[str]) -> Path:
+    """--model, else the shipped entry model found where predict finds its models
+    ($TILEPICK_MODELS, then the repository's models/), so that the default works from any
+    working directory; exits 2 naming the problem where there is no entry model."""
+    from tilepick.model.artifacts import ModelError, find_model_dir
+    from tilepick.model.lt_ranker import META_FILE
+
+    if model is None:
+        try:
+            return find_model_dir("cublaslt", *DEFAULT_LT_MODEL)
+        except ModelError as exc:
+            _fail(f"{exc}; or name one with --model")
+    path = Path(model)
+    if not (path / META_FILE).is_file():
+        what = "does not exist" if not path.exists() else f"has no {META_FILE}"
+        _fail(f"--model {model} {what}: not a cuBLASLt entry model (`tilepick lt train` "
+              "writes one)")
+    return path
+
+
 @lt_app.command("evaluate")
 def lt_evaluate(data: list[str] = typer.Argument(..., help="cublaslt_probe.py results of "
                                                  "shapes the model never saw"),
-                model: str = typer.Option("models/cublaslt_bf16_h200", "--model"),
+                model: Optional[str] = typer.Option(
+                    None, "--model", help="model folder (default: the shipped "
+                    "cublaslt_bf16_h200, found as predict finds its models)"),
                 rows: bool = typer.Option(False, "--rows", help="print every shape's choice")):
     """What the dispatcher would run on each shape, scored by its measured speed over
     torch.matmul (geomean, worst, shapes below 0.97x), beside the heuristic's first entry and
@@ -48,12 +74,14 @@ def lt_evaluate(data: list[str] = typer.Argument(..., help="cublaslt_probe.py re
     from tilepick.features import lt_entries
     from tilepick.model import lt_ranker
 
+    model_dir = _lt_model_dir(model)
     try:
-        r = lt_ranker.LtRanker.load(model)
+        r = lt_ranker.LtRanker.load(model_dir)
         df = pd.concat([lt_ranker.probe_frame(p) for p in data], ignore_index=True)
     except (OSError, ValueError, KeyError) as exc:
         _fail(f"{type(exc).__name__}: {exc}")
     ch = lt_ranker.choices(df, r.booster.predict(lt_entries.compute(df)), r.delta)
     if rows:
         typer.echo(ch.to_string(index=False))
-    typer.echo(json.dumps({"model": model, "delta": r.delta, **lt_ranker.summary(ch)}, indent=1))
+    typer.echo(json.dumps({"model": str(model if model is not None else model_dir),
+                           "delta": r.delta, **lt_ranker.summary(ch)}, indent=1))

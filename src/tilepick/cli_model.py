@@ -7,7 +7,11 @@ contract (tests/test_predict_cli.py):
 ``{"problem": key, "arch": arch, "model": name, "ranked": [{"config_id", "family",
 "predicted_tflops", "predicted_ms", "uncertainty"}, ...]}``, best first; with ``--batch``,
 one such object per input line, in input order (a line that cannot be served gives
-``{"line": n, "error": message}`` there instead, and the exit code is 2).
+``{"line": n, "error": message}`` there instead, and the exit code is 2). ``ranked`` holds the
+best ``DEFAULT_TOP`` unless ``--top N`` or ``--all`` says otherwise, in the table and the JSON
+alike. With ``--extrapolate``, a problem whose layout the model was not trained on is ranked
+anyway and its object gains ``"extrapolated": true`` (its uncertainties are null: the fold
+models' spread says nothing about a layout none of them saw); the key is absent otherwise.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from tilepick.config import KernelConfig
 from tilepick.problem import GemmProblem, ProblemError
 
 BATCH_KEYS = {"op", "m", "n", "k", "dtype", "layout", "batch"}
+#: how many candidates predict prints without --top / --all (table and JSON alike)
+DEFAULT_TOP = 10
 
 
 def _fail(msg: str, code: int = 2):
@@ -35,35 +41,117 @@ def _check_op(op: str) -> None:
         _fail(f"unknown op {op!r}: only gemm has models")
 
 
+def _check_top(top: Optional[int]) -> None:
+    """predict and search refuse the same --top values: 0 or less has no meaning (search's
+    list slicing would silently return [] or drop the last entries)."""
+    if top is not None and top < 1:
+        _fail(f"--top must be >= 1, got {top}")
+
+
+def _keep(top: Optional[int], every: bool) -> Optional[int]:
+    """How many candidates predict prints (None: all). One default for the table and the
+    JSON, so that switching to --json does not turn 10 rows into ~1,800."""
+    _check_top(top)
+    if every and top is not None:
+        _fail("give --top N or --all, not both")
+    return None if every else (top or DEFAULT_TOP)
+
+
+def _shipped_gemm_models() -> list[str]:
+    """The GEMM model directories on the search path (the cuBLASLt entry models beside them
+    are no --arch choice, so they are left out)."""
+    from tilepick.model.artifacts import MODEL_FILE, search_roots
+
+    return sorted({p.name for root in search_roots() if root.is_dir() for p in root.iterdir()
+                   if p.name.startswith("gemm_") and (p / MODEL_FILE).is_file()})
+
+
+def _no_model_message(dtype: str, arch: str) -> str:
+    """Why no model loads for (dtype, arch), naming the --arch values that would."""
+    from tilepick.model.artifacts import model_dirname, search_roots
+
+    models = _shipped_gemm_models()
+    archs = sorted({name.split("_")[-1] for name in models if name.split("_")[1] == dtype})
+    choices = (f"--arch choices for {dtype}: {', '.join(archs)}" if archs
+               else f"no {dtype} model found")
+    return (f"no model {model_dirname('gemm', dtype, arch)} in "
+            f"{[str(r) for r in search_roots()]} ({choices}; GEMM models: "
+            f"{', '.join(models) or 'none'}); train one with `tilepick train`")
+
+
 class _Predictors:
-    """Predictors loaded on first use, one per (dtype, arch)."""
+    """Predictors loaded on first use, one per dtype.
+
+    Loaded not strict: whether a layout the model was not trained on may be ranked is the
+    CLI's decision (:func:`extrapolating`, --extrapolate), so that its refusal names the flag
+    a CLI user can pass rather than a Python argument."""
 
     def __init__(self, arch: Optional[str], model_dir: Optional[str]):
-        self.arch, self.model_dir = arch, model_dir
+        self.arch = arch.strip().lower() if arch else None   # as --dtype: any case
+        self.model_dir = model_dir
         self._loaded: dict = {}
 
     def get(self, dtype: str):
-        from tilepick.model import Predictor
+        if dtype not in self._loaded:
+            self._loaded[dtype] = self._load(dtype)
+        return self._loaded[dtype]
 
-        key = dtype
-        if key not in self._loaded:
-            self._loaded[key] = Predictor.load(arch=self.arch, dtype=dtype,
-                                               model_dir=self.model_dir)
-        return self._loaded[key]
+    def _load(self, dtype: str):
+        """Predictor.load's search, with an error that lists the valid --arch values."""
+        from tilepick.hardware import current
+        from tilepick.model import ModelError, Predictor
+        from tilepick.model.artifacts import find_model_dir
+
+        if self.model_dir is not None:
+            return Predictor(self.model_dir, strict=False)
+        hw = current() if self.arch is None else None   # the visible GPU's real SM count
+        arch = self.arch or hw.arch
+        try:
+            model_dir = find_model_dir("gemm", dtype, arch)
+        except ModelError:
+            raise ModelError(_no_model_message(dtype, arch)) from None
+        return Predictor(model_dir, hw=hw, strict=False)
 
 
-def prediction(predictor, problem: GemmProblem, top: Optional[int]) -> dict:
+def extrapolating(predictor, problem: GemmProblem, allowed: bool) -> bool:
+    """Whether ranking ``problem`` is an extrapolation (a layout the model was not trained
+    on); ModelError naming --extrapolate where that was not ``allowed``."""
+    predictor.check(problem)   # the dtype (loaded not strict: the layout is checked here)
+    if problem.layout in predictor.layouts:
+        return False
+    if not allowed:
+        from tilepick.model import ModelError
+
+        raise ModelError(f"model {predictor.name} was trained on layouts "
+                         f"{list(predictor.layouts)} only, not {problem.layout} "
+                         f"({problem.key()}); pass --extrapolate to rank it anyway "
+                         "(the model's extrapolation: measure before trusting it)")
+    return True
+
+
+def _warn_extrapolated(predictor, problem: GemmProblem, where: str = "") -> None:
+    """The warning on stderr that goes with every extrapolated ranking."""
+    typer.echo(f"warning: {where}model {predictor.name} was not trained on layout "
+               f"{problem.layout} (only {', '.join(predictor.layouts)}): the ranking of "
+               f"{problem.key()} is an extrapolation, without uncertainty", err=True)
+
+
+def prediction(predictor, problem: GemmProblem, top: Optional[int],
+               extrapolated: bool = False) -> dict:
     """The JSON object of one prediction (see the module doc)."""
     ranked = predictor.rank(problem, top=top)
-    return {"problem": problem.key(), "arch": predictor.arch, "model": predictor.name,
-            "ranked": [{"config_id": cid, "family": KernelConfig.from_id(cid).family,
-                        "predicted_tflops": round(tf, 4),
-                        "predicted_ms": round(problem.flops / (tf * 1e9), 6) if tf > 0 else None,
-                        "uncertainty": None if u is None else round(u, 4)}
-                       for cid, tf, u in ranked]}
+    out = {"problem": problem.key(), "arch": predictor.arch, "model": predictor.name,
+           "ranked": [{"config_id": cid, "family": KernelConfig.from_id(cid).family,
+                       "predicted_tflops": round(tf, 4),
+                       "predicted_ms": round(problem.flops / (tf * 1e9), 6) if tf > 0 else None,
+                       "uncertainty": None if u is None or extrapolated else round(u, 4)}
+                      for cid, tf, u in ranked]}
+    if extrapolated:
+        out["extrapolated"] = True
+    return out
 
 
-def _batch_problem(line: str, default_dtype: str) -> GemmProblem:
+def _batch_problem(line: str, defaults: dict) -> GemmProblem:
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -79,23 +167,62 @@ def _batch_problem(line: str, default_dtype: str) -> GemmProblem:
     missing = [k for k in ("m", "n", "k") if k not in obj]
     if missing:
         raise ValueError(f"missing {missing}")
-    return GemmProblem(obj["m"], obj["n"], obj["k"], batch=obj.get("batch", 1),
-                       dtype=obj.get("dtype", default_dtype), layout=obj.get("layout", "rr"))
+    return GemmProblem(obj["m"], obj["n"], obj["k"], batch=obj.get("batch", defaults["batch"]),
+                       dtype=obj.get("dtype", defaults["dtype"]),
+                       layout=obj.get("layout", defaults["layout"]))
 
 
-def _print_table(result: dict) -> None:
+def _print_ranking(title: str, headers: tuple, rows: list, notes: tuple = ()) -> None:
+    """A table whose ``config`` column is never cut: the id is what users copy into
+    ``tilepick run --config``. No column is cut (headers may wrap at spaces); where the
+    terminal is narrower than that, the table is printed wider than the terminal (its lines
+    wrap there) rather than cropped. ``notes`` follow the table, one line each."""
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=f"{result['problem']}  (model {result['model']}, {result['arch']})")
-    for col in ("#", "config", "pred. TFLOP/s", "pred. ms", "uncertainty"):
-        t.add_column(col, justify="right" if col != "config" else "left")
-    for i, r in enumerate(result["ranked"], 1):
-        u = r["uncertainty"]
-        t.add_row(str(i), r["config_id"], f"{r['predicted_tflops']:.1f}",
-                  f"{r['predicted_ms']:.4f}" if r["predicted_ms"] else "-",
-                  "-" if u is None else f"{u:.3f}")
-    Console().print(t)
+    t = Table(title=title, show_edge=False)
+    need = 3 * len(headers) - 1   # each column's padding and the separators between them
+    for j, col in enumerate(headers):
+        width = max([len(r[j]) for r in rows] + [len(word) for word in col.split()])
+        t.add_column(col, justify="left" if col == "config" else "right",
+                     no_wrap=col == "config", min_width=width)
+        need += width
+    for r in rows:
+        t.add_row(*r)
+    console = Console()
+    if console.width < need:
+        console = Console(width=need)
+    console.print(t)
+    for note in notes:
+        console.print(note, markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_table(result: dict) -> None:
+    """predict's table: one row per ranked candidate."""
+    rows = [(str(i), r["config_id"], f"{r['predicted_tflops']:.1f}",
+             f"{r['predicted_ms']:.4f}" if r["predicted_ms"] else "-",
+             "-" if r["uncertainty"] is None else f"{r['uncertainty']:.3f}")
+            for i, r in enumerate(result["ranked"], 1)]
+    notes = ("extrapolated: the model was not trained on this layout",) \
+        if result.get("extrapolated") else ()
+    _print_ranking(f"{result['problem']}  (model {result['model']}, {result['arch']})",
+                   ("#", "config", "pred. TFLOP/s", "pred. ms", "uncert."), rows, notes)
+
+
+def _print_search(out: dict) -> None:
+    """search's table: the best configs found and how close the search came to scoring all."""
+    rows = [(str(i), r["config_id"], f"{r['score']:.3f}") for i, r in enumerate(out["ranked"], 1)]
+    vs = out["vs_exhaustive"]
+    notes = [f"model {out['model']}, {out['method']} search (budget {out['budget']}, seed "
+             f"{out['seed']}): {out['evaluations']} of {out['space_valid']} valid configs "
+             "scored; score: the model's raw score, higher is predicted faster (see --help)"]
+    if vs.get("found") is not None:
+        notes.append(f"scoring every valid config, the best is {vs['exhaustive_best']}; the "
+                     f"search's best (cuBLAS aside) ranks #{vs['rank_in_exhaustive'] + 1} there, "
+                     f"predicted at {vs['predicted_speed_ratio']:.3f}x its speed")
+    if out.get("extrapolated"):
+        notes.append("extrapolated: the model was not trained on this layout")
+    _print_ranking(out["problem"], ("#", "config", "score"), rows, tuple(notes))
 
 
 def register(app: typer.Typer) -> None:
@@ -246,50 +373,83 @@ def register(app: typer.Typer) -> None:
                 layout: str = typer.Option("rr", "--layout"),
                 batch_count: int = typer.Option(1, "--batch-count", help="GEMM batch"),
                 arch: Optional[str] = typer.Option(None, "--arch",
-                                                   help="default: the current GPU's, or h200"),
-                top: Optional[int] = typer.Option(None, "--top", help="keep the best N"),
+                                                   help="any case; default: the current "
+                                                   "GPU's, or h200"),
+                top: Optional[int] = typer.Option(
+                    None, "--top", help=f"keep the best N (default {DEFAULT_TOP}, in the "
+                    "table and the JSON alike)"),
+                every: bool = typer.Option(False, "--all", help="keep every valid candidate "
+                                           "(not with --top)"),
                 batch: Optional[str] = typer.Option(
-                    None, "--batch", help="JSONL file of problems, one per line; prints JSON "
-                    "lines in the same order"),
+                    None, "--batch", help="JSONL file of problems, one JSON object per line "
+                    'with the keys op ("gemm"), m, n, k (required), dtype, layout and batch '
+                    "(default: --dtype, --layout and --batch-count), e.g. "
+                    '{"m": 128, "n": 4096, "k": 4096, "layout": "rc"}; prints one JSON line '
+                    "per problem, in the same order"),
                 model_dir: Optional[str] = typer.Option(None, "--model", help="model directory"),
-                as_json: bool = typer.Option(False, "--json")):
-        """Rank the valid configs of a problem with the shipped model (no GPU needed)."""
+                extrapolate: bool = typer.Option(
+                    False, "--extrapolate", help="rank a layout the model was not trained on "
+                    "anyway, by the model's extrapolation: a warning on stderr, no "
+                    'uncertainty, and "extrapolated": true in the JSON'),
+                as_json: bool = typer.Option(False, "--json", help='JSON: {"problem", "arch", '
+                                             '"model", "ranked": [{"config_id", "family", '
+                                             '"predicted_tflops", "predicted_ms", '
+                                             '"uncertainty"}, ...]}')):
+        """Rank the valid configs of a problem with the shipped model (no GPU needed).
+
+        Uncertainty (the spread of the cross-validation fold models' predictions, ~ the
+        relative error) is computed for the first few candidates only (the model's
+        uncertainty_top: 4 in the shipped models): the dispatcher's hybrid mode needs it only
+        for the top few; the others show - (null in the JSON).
+        """
         from tilepick.model import FeatureSchemaError, ModelError
 
         _check_op(op)
-        if top is not None and top < 1:
-            _fail(f"--top must be >= 1, got {top}")
+        keep = _keep(top, every)
         predictors = _Predictors(arch, model_dir)
         if batch is not None:
             if any(v is not None for v in (m, n, k)):
                 _fail("give either --batch FILE or --m/--n/--k, not both")
-            _predict_batch(batch, predictors, dtype, top)
+            _predict_batch(batch, predictors, {"dtype": dtype, "layout": layout,
+                                               "batch": batch_count}, keep, extrapolate)
             return
         if m is None or n is None or k is None:
             _fail("give --m, --n and --k (or --batch FILE)")
         try:
             problem = GemmProblem(m, n, k, batch=batch_count, dtype=dtype, layout=layout)
-            result = prediction(predictors.get(problem.dtype_token), problem, top)
+            predictor = predictors.get(problem.dtype_token)
+            extrapolated = extrapolating(predictor, problem, extrapolate)
+            result = prediction(predictor, problem, keep, extrapolated)
         except (ProblemError, ModelError, FeatureSchemaError) as exc:
             _fail(str(exc))
+        if extrapolated:
+            _warn_extrapolated(predictor, problem)
         if as_json:
             typer.echo(json.dumps(result))
         else:
-            if top is None:
-                result["ranked"] = result["ranked"][:10]
             _print_table(result)
 
     @app.command()
     def search(m: int = typer.Option(..., "--m"), n: int = typer.Option(..., "--n"),
                k: int = typer.Option(..., "--k"), dtype: str = typer.Option("bf16", "--dtype"),
                layout: str = typer.Option("rr", "--layout"),
-               arch: Optional[str] = typer.Option(None, "--arch"),
+               arch: Optional[str] = typer.Option(None, "--arch", help="any case; default: "
+                                                  "the current GPU's, or h200"),
                method: str = typer.Option("de", "--method", help="random | de"),
                budget: int = typer.Option(200, "--budget", help="configs scored"),
-               seed: int = typer.Option(0, "--seed"), top: int = typer.Option(10, "--top"),
+               seed: int = typer.Option(0, "--seed"),
+               top: int = typer.Option(10, "--top", help="keep the best N found"),
                model_dir: Optional[str] = typer.Option(None, "--model"),
+               extrapolate: bool = typer.Option(
+                   False, "--extrapolate", help="search a layout the model was not trained "
+                   'on anyway: a warning on stderr and "extrapolated": true in the JSON'),
                as_json: bool = typer.Option(False, "--json")):
-        """Search each family's whole config space with the model (surrogate, no GPU)."""
+        """Search each family's whole config space with the model (surrogate, no GPU).
+
+        score: the model's raw ranking score of a config for this problem (its full trees'
+        output; higher: predicted faster). It orders the configs of one problem; it is no
+        TFLOP/s and not comparable across problems or models (predict gives TFLOP/s).
+        """
         from tilepick.model import FeatureSchemaError, ModelError
         from tilepick.model.search import METHODS, compare_to_exhaustive, search as run_search
 
@@ -297,26 +457,32 @@ def register(app: typer.Typer) -> None:
             _fail(f"unknown method {method!r}: choose one of {list(METHODS)}")
         if budget < 1:
             _fail(f"--budget must be >= 1, got {budget}")
+        _check_top(top)
         try:
             problem = GemmProblem(m, n, k, dtype=dtype, layout=layout)
             predictor = _Predictors(arch, model_dir).get(problem.dtype_token)
+            extrapolated = extrapolating(predictor, problem, extrapolate)
             result = run_search(predictor, problem, method, budget, seed, top)
             closeness = compare_to_exhaustive(predictor, result, problem)
         except (ProblemError, ModelError, FeatureSchemaError, ValueError) as exc:
             _fail(str(exc))
+        if extrapolated:
+            _warn_extrapolated(predictor, problem)
         out = {"problem": result.problem, "model": predictor.name, "method": method,
                "seed": seed, "budget": budget, "evaluations": result.evaluations,
                "space_valid": result.space_valid,
                "ranked": [{"config_id": c, "score": round(s, 6)} for c, s in result.ranked],
-               "vs_exhaustive": closeness}
+               "vs_exhaustive": closeness, **({"extrapolated": True} if extrapolated else {})}
         if as_json:
             typer.echo(json.dumps(out))
         else:
-            typer.echo(json.dumps(out, indent=1))
+            _print_search(out)
 
 
-def _predict_batch(path: str, predictors: _Predictors, default_dtype: str,
-                   top: Optional[int]) -> None:
+def _predict_batch(path: str, predictors: _Predictors, defaults: dict, top: Optional[int],
+                   extrapolate: bool) -> None:
+    """One JSON line per problem line, in order; a line that cannot be served is reported
+    there (and on stderr) without stopping the others, and the exit code is then 2."""
     from tilepick.model import FeatureSchemaError, ModelError
 
     p = Path(path)
@@ -328,12 +494,17 @@ def _predict_batch(path: str, predictors: _Predictors, default_dtype: str,
             if not line.strip():
                 continue
             try:
-                problem = _batch_problem(line, default_dtype)
-                result = prediction(predictors.get(problem.dtype_token), problem, top)
+                problem = _batch_problem(line, defaults)
+                predictor = predictors.get(problem.dtype_token)
+                extrapolated = extrapolating(predictor, problem, extrapolate)
+                result = prediction(predictor, problem, top, extrapolated)
             except (ValueError, ProblemError, ModelError, FeatureSchemaError) as exc:
                 failed += 1
                 typer.echo(f"error: {path}:{lineno}: {exc}", err=True)
                 result = {"line": lineno, "error": str(exc)}
+            else:
+                if extrapolated:
+                    _warn_extrapolated(predictor, problem, f"{path}:{lineno}: ")
             typer.echo(json.dumps(result))
     sys.stdout.flush()
     if failed:
