@@ -57,20 +57,11 @@ def _keep(top: Optional[int], every: bool) -> Optional[int]:
     return None if every else (top or DEFAULT_TOP)
 
 
-def _shipped_gemm_models() -> list[str]:
-    """The GEMM model directories on the search path (the cuBLASLt entry models beside them
-    are no --arch choice, so they are left out)."""
-    from tilepick.model.artifacts import MODEL_FILE, search_roots
-
-    return sorted({p.name for root in search_roots() if root.is_dir() for p in root.iterdir()
-                   if p.name.startswith("gemm_") and (p / MODEL_FILE).is_file()})
-
-
 def _no_model_message(dtype: str, arch: str) -> str:
     """Why no model loads for (dtype, arch), naming the --arch values that would."""
-    from tilepick.model.artifacts import model_dirname, search_roots
+    from tilepick.model.artifacts import available_models, model_dirname, search_roots
 
-    models = _shipped_gemm_models()
+    models = available_models("gemm")
     archs = sorted({name.split("_")[-1] for name in models if name.split("_")[1] == dtype})
     choices = (f"--arch choices for {dtype}: {', '.join(archs)}" if archs
                else f"no {dtype} model found")

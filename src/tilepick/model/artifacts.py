@@ -61,13 +61,19 @@ def search_roots() -> list[Path]:
     return roots
 
 
+def available_models(op: str) -> list[str]:
+    """The model folders of ``op`` on the search path (``gemm``: not the cuBLASLt entry
+    models beside them, which are no choice of --arch)."""
+    return sorted({p.name for root in search_roots() if root.is_dir() for p in root.iterdir()
+                   if p.name.startswith(f"{op}_") and (p / MODEL_FILE).is_file()})
+
+
 def find_model_dir(op: str, dtype: str, arch: str) -> Path:
     name = model_dirname(op, dtype, arch)
     for root in search_roots():
         if (root / name / MODEL_FILE).is_file():
             return root / name
-    available = sorted({p.name for root in search_roots() if root.is_dir()
-                        for p in root.iterdir() if (p / MODEL_FILE).is_file()})
+    available = available_models(op)
     raise ModelError(f"no model {name} in {[str(r) for r in search_roots()]} "
                      f"(available: {available or 'none'}); train one with `tilepick train`")
 
