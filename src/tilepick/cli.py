@@ -20,8 +20,46 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="tilepick: pick the fastest GPU kernel for every problem shape, and run it.")
 
 
+def _print_version(value: bool) -> None:
+    """``--version``: eager, so it answers before typer asks for a command."""
+    if value:
+        from tilepick import __version__
+
+        typer.echo(f"tilepick {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_print_version,
+                                       is_eager=True, help="print tilepick's version and exit")):
+    # (no docstring: it would replace the app's help text)
+    pass
+
+
 class Op(str, Enum):
     gemm = "gemm"
+
+
+def _problem_list(spec: str, dtype: str, layout: str, seed: int, count: Optional[int]) -> list:
+    """``--problems`` resolved (``shapes.resolve_problems``), exit 2 with the reason if it
+    cannot be. A spec that looks like a file (a path separator, or a problem file's or
+    dataset's suffix) but does not exist is reported as a missing file, not as an unknown
+    set name: that is what a typo in a path is."""
+    from pathlib import Path
+
+    from tilepick.bench import shapes
+
+    path = Path(spec)
+    looks_like_path = ("/" in spec or "\\" in spec
+                       or path.name.lower().endswith((".csv", ".jsonl", ".parquet", ".gz")))
+    if spec not in shapes.NAMED_SETS and looks_like_path and not path.exists():
+        typer.echo(f"error: --problems {spec}: no such file or folder", err=True)
+        raise typer.Exit(2)
+    try:
+        return shapes.resolve_problems(spec, dtype, layout, seed, count)
+    except (ProblemError, OSError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
 
 
 def _problem(op: Op, m: int, n: int, k: int, dtype: str, layout: str, batch: int,
@@ -82,6 +120,23 @@ def configs(op: Op = typer.Option(Op.gemm, "--op"), m: int = M_OPT, n: int = N_O
     Console().print(t)
 
 
+def _kernel_device() -> str:
+    """Where kernels will run ('cuda', or 'cpu' under TRITON_INTERPRET=1); exit 2 when that
+    is a GPU and none is visible: the commands that launch kernels check this before they
+    compile any, rather than fail deep inside torch with a CUDA traceback."""
+    from tilepick.runtime import device_for_kernels
+
+    device = device_for_kernels()
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            typer.echo("error: no CUDA GPU is visible; set TRITON_INTERPRET=1 to run the "
+                       "kernel on the CPU through Triton's interpreter", err=True)
+            raise typer.Exit(2)
+    return device
+
+
 @app.command()
 def run(op: Op = typer.Option(Op.gemm, "--op"), m: int = M_OPT, n: int = N_OPT, k: int = K_OPT,
         dtype: str = DTYPE_OPT, layout: str = LAYOUT_OPT, batch: int = BATCH_OPT,
@@ -91,7 +146,7 @@ def run(op: Op = typer.Option(Op.gemm, "--op"), m: int = M_OPT, n: int = N_OPT, 
     """Run one config on fresh random inputs (GPU, or CPU with TRITON_INTERPRET=1)."""
     from tilepick.bench.runner import ProblemInputs, run_config
     from tilepick.config import ConfigError, KernelConfig
-    from tilepick.runtime import device_for_kernels, interpreting
+    from tilepick.runtime import interpreting
 
     p = _problem(op, m, n, k, dtype, layout, batch, tf32)
     try:
@@ -99,14 +154,7 @@ def run(op: Op = typer.Option(Op.gemm, "--op"), m: int = M_OPT, n: int = N_OPT, 
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    device = device_for_kernels()
-    if device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            typer.echo("error: no CUDA GPU is visible; set TRITON_INTERPRET=1 to run the "
-                       "kernel on the CPU through Triton's interpreter", err=True)
-            raise typer.Exit(2)
+    device = _kernel_device()
     res = run_config(p, cfg, ProblemInputs.make(p, device, seed), check=check, timed=True)
     if res.status == "not_applicable":
         typer.echo(f"error: not applicable: {res.reason}", err=True)
@@ -207,11 +255,8 @@ def sweep(problems: str = typer.Option(..., "--problems",
         typer.echo(f"error: --min-tflop {min_tflop} and --max-tflop {max_tflop} select no "
                    "problem (need 0 <= min <= max)", err=True)
         raise typer.Exit(2)
-    try:
-        plist = shapes.resolve_problems(problems, dtype, layout, seed, count)
-    except (OSError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+    plist = _problem_list(problems, dtype, layout, seed, count)
+    _kernel_device()   # before any compiling
     import random
 
     random.Random(seed).shuffle(plist)  # a partial (limited or killed) sweep stays representative
@@ -267,22 +312,23 @@ def warmup(problems: str = typer.Option(..., "--problems",
            count: Optional[int] = typer.Option(None, "--count", help="problems to take from a named set"),
            top: int = typer.Option(4, "--top", help="candidates per problem (the hybrid mode's k)"),
            processes: Optional[int] = typer.Option(None, "--processes"),
-           mode: Optional[str] = typer.Option(None, "--mode", help="find mode whose ranking to use"),
+           mode: Optional[str] = typer.Option(None, "--mode", help="find mode whose ranking to use: heuristic, db, hybrid or exhaustive (default: $TILEPICK_FIND_MODE, else db)"),
            as_json: bool = typer.Option(False, "--json")):
     """Compile ahead, in parallel, the kernels the dispatcher would pick for a list of problems
     (Triton's on-disk cache then serves the first real call with nothing to compile)."""
-    from tilepick.bench import shapes
-    from tilepick.dispatch import Dispatcher
+    from tilepick.dispatch import MODES, Dispatcher
     from tilepick.dispatch.warmup import warmup as run_warmup
-    from tilepick.problem import ProblemError
 
-    try:
-        plist = shapes.resolve_problems(problems, dtype, layout, 0, count)
-    except (ProblemError, OSError, ValueError) as exc:
+    if mode is not None and mode not in MODES:
+        typer.echo(f"error: --mode {mode!r}: one of {', '.join(MODES)}", err=True)
+        raise typer.Exit(2)
+    plist = _problem_list(problems, dtype, layout, 0, count)
+    try:   # (no --mode: TILEPICK_FIND_MODE's, which may be wrong too)
+        dispatcher = Dispatcher(mode=mode, user_db=None)
+    except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    report = run_warmup(plist, Dispatcher(mode=mode, user_db=None), top=top,
-                        processes=processes, progress=not as_json)
+    report = run_warmup(plist, dispatcher, top=top, processes=processes, progress=not as_json)
     d = report.to_dict()
     if as_json:
         typer.echo(json.dumps(d, indent=1))
@@ -299,6 +345,23 @@ data_app = typer.Typer(help="dataset maintenance", no_args_is_help=True)
 app.add_typer(data_app, name="data")
 
 
+def _dataset(path: str) -> None:
+    """Exit 2 unless ``path`` is a dataset folder or parquet file (``io.dataset_path``, the
+    check ``data drop`` makes): a mistyped path must not read as an empty dataset."""
+    from pathlib import Path
+
+    from tilepick.data import io
+
+    if not Path(path).exists():
+        typer.echo(f"error: {path}: no such file or folder", err=True)
+        raise typer.Exit(2)
+    try:
+        io.dataset_path(path)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+
+
 @data_app.command("compact")
 def data_compact(src: str = typer.Argument(..., help="folder of parts"),
                  dest: str = typer.Argument(..., help="output parquet file (a new one)"),
@@ -307,6 +370,7 @@ def data_compact(src: str = typer.Argument(..., help="folder of parts"),
     """Merge a sweep's parts into one compressed parquet file."""
     from tilepick.data import io
 
+    _dataset(src)
     try:
         n = io.compact(src, dest, overwrite=force)
     except FileExistsError as exc:
@@ -352,6 +416,7 @@ def data_summary(path: str = typer.Argument(..., help="a parquet file or folder"
     from tilepick import config as cfg
     from tilepick.data import io
 
+    _dataset(path)
     df = io.read_frame(path)
     if df.empty:
         typer.echo("no rows")
@@ -414,6 +479,7 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
+    _kernel_device()   # before any compiling
     interrupt_on_sigterm()
     try:
         summary = retime(data, out, opts, limit=limit)
@@ -454,16 +520,44 @@ app.add_typer(db_app, name="db")
 DB_OPT = typer.Option(None, "--db", help="database file (default: the user db)")
 
 
-def _db(path):
+def _read_db(path: Optional[str]):
+    """The perf-db a read command (list, show, export) reads, opened read-only the way the
+    dispatcher opens the shipped system db (a packed ``.sqlite.gz`` is unpacked into the
+    cache): reading never creates or changes a file. A --db that does not exist or cannot be
+    read is an error (exit 2), not an empty db; the default user db before any tuning is
+    empty."""
     from tilepick.dispatch.perfdb import PerfDb, default_user_db_path
 
-    return PerfDb(path or default_user_db_path())
+    store = PerfDb(path or default_user_db_path(), readonly=True)
+    if path is not None or store.path.exists():
+        _require(store)
+    return store
+
+
+def _write_db(path: Optional[str]):
+    """The perf-db ``db clear`` changes; it (and its folder) is created if it does not exist.
+    Exit 2 if it cannot be opened for writing."""
+    from tilepick.dispatch.perfdb import PerfDb, default_user_db_path
+
+    return _require(PerfDb(path or default_user_db_path()))
+
+
+def _require(store):
+    """``store`` connected, or exit 2 naming its path and what is wrong (no bypass warning)."""
+    from tilepick.dispatch.perfdb import PerfDbError
+
+    try:
+        store.require()
+    except PerfDbError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    return store
 
 
 @db_app.command("list")
 def db_list(db: Optional[str] = DB_OPT, as_json: bool = typer.Option(False, "--json")):
     """One line per tuned problem: winner, mode, date, GPU and versions."""
-    rows = _db(db).entries()
+    rows = _read_db(db).entries()
     if as_json:
         typer.echo(json.dumps(rows))
         return
@@ -478,7 +572,7 @@ def db_list(db: Optional[str] = DB_OPT, as_json: bool = typer.Option(False, "--j
 def db_show(problem_key: str = typer.Argument(..., help="problem key, e.g. gemm.bf16.rr.m128.n4096.k4096"),
             db: Optional[str] = DB_OPT):
     """Every benchmarked candidate of a problem (all environments)."""
-    store = _db(db)
+    store = _read_db(db)
     rows = [r for r in store.entries() if r["problem_key"] == problem_key]
     for r in rows:
         rec = store.lookup_env_key(r["env_key"], problem_key)
@@ -493,25 +587,42 @@ def db_show(problem_key: str = typer.Argument(..., help="problem key, e.g. gemm.
 
 
 @db_app.command("export")
-def db_export(out: str = typer.Option(..., "--out", help="tuning file (JSON) to write"),
+def db_export(out: str = typer.Option(..., "--out", help="tuning file (JSON) to write; its "
+                                      "folder is created if missing"),
               db: Optional[str] = DB_OPT):
     """Write every entry to a tuning file: tune on one machine, ship the file, import elsewhere."""
-    n = _db(db).export(out)
+    from pathlib import Path
+
+    from tilepick.dispatch.perfdb import PerfDbError
+
+    if Path(out).is_dir():
+        typer.echo(f"error: --out {out} is a folder: name the tuning file to write, e.g. "
+                   f"{Path(out) / 'tuning.json'}", err=True)
+        raise typer.Exit(2)
+    store = _read_db(db)
+    try:
+        n = store.export(out)
+    except (OSError, PerfDbError) as exc:
+        typer.echo(f"error: cannot write the tuning file {out}: {exc}", err=True)
+        raise typer.Exit(2)
     typer.echo(f"{n} problems -> {out}")
 
 
 @db_app.command("import")
 def db_import(file: str = typer.Argument(..., help="tuning file written by 'db export'"),
               db: Optional[str] = DB_OPT):
-    """Merge a tuning file into the database."""
-    from tilepick.dispatch.perfdb import PerfDbError
+    """Merge a tuning file into the database, all or nothing: a malformed entry (named by its
+    index) imports none. Entries keep the date they were measured; where the database holds
+    the same problem in the same environment measured later, its own entry is kept."""
+    from tilepick.dispatch.perfdb import PerfDb, PerfDbError, default_user_db_path
 
-    try:
-        n = _db(db).import_file(file)
+    try:   # the whole file is checked before the db is opened (and created, if new)
+        n, kept = PerfDb(db or default_user_db_path()).merge_file(file)
     except PerfDbError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    typer.echo(f"{n} problems imported")
+    typer.echo(f"{n} problems imported" + (f", {kept} kept (this database's entry is newer)"
+                                           if kept else ""))
 
 
 @db_app.command("build")
@@ -538,7 +649,7 @@ def db_clear(db: Optional[str] = DB_OPT, yes: bool = typer.Option(False, "--yes"
     if not yes:
         typer.echo("error: pass --yes to delete every entry", err=True)
         raise typer.Exit(2)
-    typer.echo(f"{_db(db).clear()} problems deleted")
+    typer.echo(f"{_write_db(db).clear()} problems deleted")
 
 
 def main():  # pragma: no cover

@@ -291,33 +291,62 @@ class PerfDb:
         self._conn: sqlite3.Connection | None = None
 
     # -- connection ---------------------------------------------------------------------------
+    _OPEN_ERRORS = (sqlite3.DatabaseError, PerfDbError, OSError, ValueError, EOFError)
+
     def _connect(self) -> sqlite3.Connection | None:
         if self._broken is not None:
             return None
-        if self._conn is not None:
-            return self._conn
-        try:
-            if self.readonly:
-                if not self.path.exists():
-                    return None
-                path = unpacked(self.path) if self.path.name.endswith(GZ_SUFFIX) else self.path
-                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
-            else:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, timeout=30)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.executescript(_SCHEMA)
-                conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
-                             (str(SCHEMA_VERSION),))
-                conn.commit()
-            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None or int(row[0]) != SCHEMA_VERSION:
-                raise PerfDbError(f"schema version {row[0] if row else None} != {SCHEMA_VERSION}")
-        except (sqlite3.DatabaseError, PerfDbError, OSError, ValueError, EOFError) as exc:
-            self._disable(exc)   # (a corrupt gzip archive: BadGzipFile is an OSError)
-            return None
-        self._conn = conn
+        if self._conn is None:
+            try:
+                self._conn = self._open()
+            except self._OPEN_ERRORS as exc:
+                self._disable(exc)   # (a corrupt gzip archive: BadGzipFile is an OSError)
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection | None:
+        """A new connection (None: a read-only db that does not exist); raises what is wrong."""
+        if self.readonly:
+            if not self.path.exists():
+                return None
+            path = unpacked(self.path) if self.path.name.endswith(GZ_SUFFIX) else self.path
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        else:
+            if self.path.name.endswith(GZ_SUFFIX):
+                raise PerfDbError("a packed (.gz) perf-db is read-only (`tilepick db build` "
+                                  "adds datasets to one)")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                         (str(SCHEMA_VERSION),))
+            conn.commit()
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            conn.close()
+            raise PerfDbError(f"schema version {row[0] if row else None} != {SCHEMA_VERSION}")
         return conn
+
+    def require(self) -> None:
+        """Connect now, or raise PerfDbError naming the path and the reason, with no warning.
+
+        Why: a dispatcher bypasses an unusable db with a warning and carries on, but a command
+        asked to read or change this very db (``tilepick db ...``) must fail, and a read-only
+        one must not pass a mistyped path off as an empty db."""
+        if self._conn is not None:
+            return
+        if self._broken is None:
+            try:
+                self._conn = self._open()
+            except self._OPEN_ERRORS as exc:
+                self._broken = str(exc) if isinstance(exc, PerfDbError) else \
+                    f"{type(exc).__name__}: {exc}"
+            else:
+                if self._conn is None:
+                    raise PerfDbError(f"no perf-db at {self.path}")
+                return
+        action = "read" if self.readonly else "open"
+        raise PerfDbError(f"cannot {action} the perf-db {self.path}: {self._broken}")
 
     def _disable(self, exc: Exception) -> None:
         self._broken = f"{type(exc).__name__}: {exc}"
@@ -360,6 +389,9 @@ class PerfDb:
         except sqlite3.DatabaseError as exc:
             conn.rollback()
             self._disable(exc)
+        except BaseException:   # the caller's own error: nothing of the transaction is kept
+            conn.rollback()
+            raise
 
     def close(self) -> None:
         if self._conn is not None:
@@ -397,20 +429,24 @@ class PerfDb:
                             (env.key, problem_key)).fetchone()[0]
 
     def record(self, env: Environment, problem_key: str, winner: str | None, mode: str,
-               timings: dict) -> bool:
-        """Store a tuning result: ``timings`` maps config_id -> (ms | None, status, reason)."""
+               timings: dict, date: str | None = None) -> bool:
+        """Store a tuning result: ``timings`` maps config_id -> (ms | None, status, reason);
+        ``date`` (default: now) is when it was measured (an imported entry keeps its own)."""
         with self._write() as conn:
             if conn is None:
                 return False
-            pid = self._problem_id(conn, env, problem_key)
-            date = _now()
-            conn.execute("UPDATE problems SET winner=?, mode=?, date=? WHERE id=?",
-                         (winner, mode, date, pid))
-            conn.executemany("INSERT OR REPLACE INTO timings VALUES (?,?,?,?,?,?)",
-                             [(pid, cid, ms, status, reason, date)
-                              for cid, (ms, status, reason) in timings.items()])
+            self._store(conn, env, problem_key, winner, mode, timings, date or _now())
             return True
         return False
+
+    def _store(self, conn, env: Environment, problem_key: str, winner: str | None, mode: str,
+               timings: dict, date: str) -> None:
+        pid = self._problem_id(conn, env, problem_key)
+        conn.execute("UPDATE problems SET winner=?, mode=?, date=? WHERE id=?",
+                     (winner, mode, date, pid))
+        conn.executemany("INSERT OR REPLACE INTO timings VALUES (?,?,?,?,?,?)",
+                         [(pid, cid, ms, status, reason, date)
+                          for cid, (ms, status, reason) in timings.items()])
 
     def mark_invalid(self, env: Environment, problem_key: str, config_id: str, reason: str) -> bool:
         """A candidate that failed for this problem: never picked again here; if it was the
@@ -457,8 +493,16 @@ class PerfDb:
     def export(self, path: str | os.PathLike) -> int:
         """Write every entry (all environments) to a JSON tuning file; returns the count."""
         conn = self._connect()
-        if conn is None:
+        if conn is None and self._broken is not None:
             raise PerfDbError(f"cannot read {self.path}: {self._broken}")
+        problems = self._export_entries(conn) if conn is not None else []   # None: no db yet
+        doc = {"format": "tilepick-tuning", "schema_version": SCHEMA_VERSION, "entries": problems}
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(doc, indent=1))
+        return len(problems)
+
+    @staticmethod
+    def _export_entries(conn) -> list[dict]:
         envs = {r[0]: dict(zip(("env_key", "gpu_name", "driver", "cuda", "torch", "triton",
                                 "source_hash"), r))
                 for r in conn.execute("SELECT * FROM envs")}
@@ -469,31 +513,116 @@ class PerfDb:
                 "SELECT config_id, ms, status, reason FROM timings WHERE problem_id=?", (pid,))}
             problems.append({"env": envs[env_key], "problem_key": pkey, "winner": winner,
                              "mode": mode, "date": date, "timings": timings})
-        doc = {"format": "tilepick-tuning", "schema_version": SCHEMA_VERSION, "entries": problems}
-        Path(path).write_text(json.dumps(doc, indent=1))
-        return len(problems)
+        return problems
 
     def import_file(self, path: str | os.PathLike) -> int:
-        """Merge a JSON tuning file written by :meth:`export` (entries keep their environment)."""
+        """Merge a JSON tuning file written by :meth:`export`; returns how many entries were
+        imported (:meth:`merge_file` also says how many local entries were kept)."""
+        return self.merge_file(path)[0]
+
+    def merge_file(self, path: str | os.PathLike) -> tuple[int, int]:
+        """Merge a JSON tuning file written by :meth:`export`: (entries imported, local
+        entries kept). All or nothing: the whole file is checked before anything is written,
+        and written in one transaction.
+
+        Entries keep their environment and their date (a file entry without one counts as
+        measured now). Where this db already holds the same problem in the same environment
+        measured later than the file's entry, the local entry is kept: a tuning file shipped
+        from elsewhere must not roll back a newer local measurement."""
+        entries = _read_tuning_file(path)
+        self.require()   # an unusable db: PerfDbError, not a bypass warning
+        imported = kept = 0
+        with self._write() as conn:
+            if conn is None:
+                raise PerfDbError(f"cannot write the perf-db {self.path}: {self._broken}")
+            for env, key, winner, mode, timings, date in entries:
+                row = conn.execute("SELECT date FROM problems WHERE env_key=? AND problem_key=?",
+                                   (env.key, key)).fetchone()
+                if row is not None and _parse_date(row[0]) is not None \
+                        and _parse_date(row[0]) > _parse_date(date):
+                    kept += 1
+                    continue
+                self._store(conn, env, key, winner, mode, timings, date)
+                imported += 1
+        return imported, kept
+
+
+_ENV_FIELDS = ("gpu_name", "driver", "cuda", "torch", "triton", "source_hash")
+
+
+def _parse_date(text) -> _dt.datetime | None:
+    """A stored date as an aware UTC datetime (None: none or unreadable); what the newer-entry
+    rule of an import compares (ISO 8601 text, e.g. 2025-01-31T12:00:00Z)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=_dt.timezone.utc)
+
+
+def _read_tuning_file(path) -> list[tuple]:
+    """Every entry of a tuning file as (env, problem_key, winner, mode, timings, date), or
+    PerfDbError naming the first malformed entry by its index (nothing is imported then)."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PerfDbError(f"cannot read tuning file {path}: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("format") != "tilepick-tuning":
+        raise PerfDbError(f"{path} is not a tilepick tuning file (format != tilepick-tuning)")
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise PerfDbError(f"{path} has schema version {doc.get('schema_version')}, "
+                          f"this tilepick reads {SCHEMA_VERSION}")
+    entries = doc.get("entries", [])
+    if not isinstance(entries, list):
+        raise PerfDbError(f"{path}: 'entries' is a {type(entries).__name__}, not a list")
+    out = []
+    for i, e in enumerate(entries):
         try:
-            doc = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise PerfDbError(f"cannot read tuning file {path}: {exc}") from exc
-        if not isinstance(doc, dict) or doc.get("format") != "tilepick-tuning":
-            raise PerfDbError(f"{path} is not a tilepick tuning file (format != tilepick-tuning)")
-        if doc.get("schema_version") != SCHEMA_VERSION:
-            raise PerfDbError(f"{path} has schema version {doc.get('schema_version')}, "
-                              f"this tilepick reads {SCHEMA_VERSION}")
-        n = 0
-        for e in doc.get("entries", []):
-            try:
-                env = Environment(*(e["env"][k] for k in ("gpu_name", "driver", "cuda", "torch",
-                                                          "triton", "source_hash")))
-                timings = {cid: (t.get("ms"), t["status"], t.get("reason"))
-                           for cid, t in e["timings"].items()}
-                key, winner, mode = e["problem_key"], e.get("winner"), e.get("mode", "imported")
-            except (KeyError, TypeError) as exc:
-                raise PerfDbError(f"{path}: malformed entry {str(e)[:120]}: {exc}") from exc
-            if self.record(env, key, winner, mode, timings):
-                n += 1
-        return n
+            out.append(_tuning_entry(e))
+        except (KeyError, TypeError, ValueError) as exc:
+            what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise PerfDbError(f"{path}: entry {i} (of {len(entries)}, counted from 0) is "
+                              f"malformed: {what}; nothing was imported") from exc
+    return out
+
+
+def _tuning_entry(e) -> tuple:
+    """One checked entry of a tuning file (KeyError, TypeError or ValueError: what is wrong)."""
+    if not isinstance(e, dict):
+        raise TypeError(f"an entry is a JSON object, not {type(e).__name__}")
+    if not isinstance(e["env"], dict):
+        raise TypeError("'env' is not a JSON object")
+    env = Environment(*(_text(e["env"], k) for k in _ENV_FIELDS))
+    key, winner, mode = _text(e, "problem_key"), e.get("winner"), e.get("mode", "imported")
+    if winner is not None and not isinstance(winner, str):
+        raise TypeError(f"'winner' is {winner!r}, not a config id or null")
+    if mode is not None and not isinstance(mode, str):   # null: a candidate marked invalid only
+        raise TypeError(f"'mode' is {mode!r}, not a string or null")
+    if not isinstance(e["timings"], dict):
+        raise TypeError("'timings' is not a JSON object")
+    timings = {cid: _timing(cid, t) for cid, t in e["timings"].items()}
+    date = e.get("date")
+    if date is None:
+        date = _now()
+    elif _parse_date(date) is None:
+        raise ValueError(f"'date' {date!r} is not an ISO 8601 date")
+    return env, key, winner, mode, timings, date
+
+
+def _text(obj: dict, key: str) -> str:
+    if not isinstance(obj[key], str):
+        raise TypeError(f"{key!r} is {obj[key]!r}, not a string")
+    return obj[key]
+
+
+def _timing(cid: str, t) -> tuple:
+    if not isinstance(t, dict):
+        raise TypeError(f"timing of {cid} is not a JSON object")
+    ms = t.get("ms")
+    if ms is not None and (isinstance(ms, bool) or not isinstance(ms, (int, float))):
+        raise TypeError(f"timing of {cid}: 'ms' is {ms!r}, not a number or null")
+    if not isinstance(t.get("status"), str):
+        raise TypeError(f"timing of {cid}: 'status' is {t.get('status')!r}, not a string")
+    return ms, t["status"], t.get("reason")
