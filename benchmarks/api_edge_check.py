@@ -1,0 +1,112 @@
+"""The PyTorch API's edge cases on a real GPU (run through the device tool; CI runs them under
+the interpreter, where CPU tensors are the kernels' tensors and the GPU path is never taken).
+
+Checks, with a scratch user perf-db, in heuristic and hybrid mode: products of
+``tilepick.matmul`` / ``bmm`` / ``linear`` against float64 on CUDA tensors (a fresh call and the
+prepared launch of a repeated one, with and without ``out=``); empty GEMMs (M, N, K or batch 0)
+equal to torch.matmul's result; float64 and integer tensors served by torch; CPU tensors
+refused with ``DeviceMismatch`` before any candidate is tried, leaving nothing in the db and
+no fallback; a list named in the error. Exits 1 on any failure.
+
+    PYTHONPATH=src python benchmarks/api_edge_check.py [--out DIR]
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+
+import torch
+
+import tilepick
+from tilepick.data.io import write_json
+from tilepick.dispatch import Dispatcher, PerfDb
+from tilepick.problem import GemmProblem
+
+SHAPES = [(1, 4096, 4096), (16, 4096, 4096), (128, 1000, 513), (257, 129, 67), (4097, 4, 1023),
+          (1000, 1000, 1000)]
+
+
+def close(y, ref) -> bool:
+    err = (y.double() - ref).abs().max().item()
+    return err <= 2e-2 * ref.abs().max().item() + 5e-2
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    assert torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET", "0") in ("", "0")
+    failures, checks = [], 0
+
+    def check(ok: bool, what: str):
+        nonlocal checks
+        checks += 1
+        if not ok:
+            failures.append(what)
+            print("FAIL", what, flush=True)
+
+    dev = "cuda"
+    with tempfile.TemporaryDirectory() as tmp:
+        db = PerfDb(os.path.join(tmp, "user.sqlite"))
+        for mode in ("heuristic", "hybrid"):
+            d = Dispatcher(mode=mode, user_db=db)
+            for m, n, k in SHAPES:
+                for layout in ("rr", "rc"):
+                    a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+                    b = torch.randn(k, n, device=dev, dtype=torch.bfloat16) if layout == "rr" \
+                        else torch.randn(n, k, device=dev, dtype=torch.bfloat16).t()
+                    ref = a.double() @ b.double()
+                    for rep in range(2):   # the second call takes the prepared launch
+                        check(close(tilepick.matmul(a, b, dispatcher=d), ref),
+                              f"{mode} {layout} {m}x{n}x{k} call {rep}")
+                    out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+                    for rep in range(2):
+                        tilepick.matmul(a, b, out=out, dispatcher=d)
+                        check(close(out, ref), f"{mode} {layout} {m}x{n}x{k} out= call {rep}")
+            x = torch.randn(3, 7, 256, device=dev, dtype=torch.bfloat16)
+            w = torch.randn(512, 256, device=dev, dtype=torch.bfloat16)
+            bias = torch.randn(512, device=dev, dtype=torch.bfloat16)
+            check(close(tilepick.linear(x, w, bias, dispatcher=d),
+                        x.double() @ w.double().t() + bias.double()), f"{mode} linear")
+            p, q = (torch.randn(4, 65, 130, device=dev, dtype=torch.bfloat16),
+                    torch.randn(4, 130, 33, device=dev, dtype=torch.bfloat16))
+            check(close(tilepick.bmm(p, q, dispatcher=d), p.double() @ q.double()), f"{mode} bmm")
+            for sa, sb in (((0, 32), (32, 48)), ((5, 32), (32, 0)), ((4, 0), (0, 5)),
+                           ((0, 3, 8), (0, 8, 2))):
+                a = torch.randn(*sa, device=dev, dtype=torch.bfloat16)
+                b = torch.randn(*sb, device=dev, dtype=torch.bfloat16)
+                y = tilepick.matmul(a, b, dispatcher=d)
+                check(y.shape == torch.matmul(a, b).shape and torch.equal(y, torch.matmul(a, b)),
+                      f"{mode} empty {sa} @ {sb}")
+            for dt in (torch.float64, torch.int32):
+                a = torch.arange(12, device=dev).reshape(3, 4).to(dt)
+                check(torch.equal(tilepick.matmul(a, a.t(), dispatcher=d), a @ a.t()),
+                      f"{mode} {dt} served by torch")
+            before = d.stats["fallbacks"]
+            a = torch.randn(20, 40, dtype=torch.bfloat16)
+            b = torch.randn(40, 24, dtype=torch.bfloat16)
+            try:
+                tilepick.matmul(a, b, dispatcher=d)
+                check(False, f"{mode} CPU tensors were accepted")
+            except tilepick.DeviceMismatch as exc:
+                check("CPU" in str(exc), f"{mode} CPU error names the device: {exc}")
+            check(d.stats["fallbacks"] == before, f"{mode} CPU call tried candidates")
+            check(db.lookup(d.env, GemmProblem.from_tensors(a, b).key()) is None,
+                  f"{mode} CPU call left a record")
+            try:
+                tilepick.matmul([[1.0]], [[1.0]], dispatcher=d)
+                check(False, f"{mode} a list was accepted")
+            except tilepick.ProblemError as exc:
+                check("torch.Tensor" in str(exc), f"{mode} list error: {exc}")
+            check(d.stats["fallbacks"] == 0, f"{mode} no fallback at all: {d.stats}")
+    summary = {"checks": checks, "failures": failures, "gpu": torch.cuda.get_device_name(),
+               "torch": torch.__version__}
+    print(summary, flush=True)
+    if args.out:
+        write_json(os.path.join(args.out, "api_edge_check.json"), summary)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
