@@ -109,8 +109,9 @@ def main():
             except tilepick.ProblemError as exc:
                 check("torch.Tensor" in str(exc), f"{mode} list error: {exc}")
             check(d.stats["fallbacks"] == 0, f"{mode} no fallback at all: {d.stats}")
-    summary = {"checks": checks, "failures": failures, "gpu": torch.cuda.get_device_name(),
-               "torch": torch.__version__}
+    from tilepick.provenance import collect
+
+    summary = {"provenance": collect(), "checks": checks, "failures": failures}
     print(summary, flush=True)
     if args.out:
         write_json(os.path.join(args.out, "api_edge_check.json"), summary)
