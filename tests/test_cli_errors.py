@@ -265,6 +265,7 @@ def no_gpu(monkeypatch):
     import torch
 
     from tilepick.bench import retime, sweep
+    from tilepick.dispatch import warmup
 
     monkeypatch.setenv("TRITON_INTERPRET", "0")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -274,6 +275,7 @@ def no_gpu(monkeypatch):
 
     monkeypatch.setattr(sweep, "run_sweep", refuse)
     monkeypatch.setattr(retime, "retime", refuse)
+    monkeypatch.setattr(warmup, "warmup", refuse)
 
 
 @pytest.mark.parametrize("args", [
@@ -281,6 +283,7 @@ def no_gpu(monkeypatch):
     ["sweep", "--problems", "edge", "--out", "sw", "--limit", 1, "--sample", 2,
      "--processes", 1],
     ["data", "retime", "data", "--out", "rt", "--limit", 1],
+    ["warmup", "--problems", "edge", "--count", 1, "--processes", 1],
 ])
 def test_kernel_commands_without_a_gpu(runner, no_gpu, args):
     assert failed(invoke(runner, *args), "no CUDA GPU is visible", "TRITON_INTERPRET=1")

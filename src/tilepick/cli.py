@@ -323,6 +323,7 @@ def warmup(problems: str = typer.Option(..., "--problems",
         typer.echo(f"error: --mode {mode!r}: one of {', '.join(MODES)}", err=True)
         raise typer.Exit(2)
     plist = _problem_list(problems, dtype, layout, 0, count)
+    _kernel_device()   # before any compiling: without a GPU every binary failed, exit 0
     try:   # (no --mode: TILEPICK_FIND_MODE's, which may be wrong too)
         dispatcher = Dispatcher(mode=mode, user_db=None)
     except ValueError as exc:
