@@ -13,7 +13,7 @@ against float64, then the current device, the dispatcher's fallbacks and the db'
 records. Each mode runs in a subprocess of its own, so that a kernel that faults the CUDA
 context is reported instead of ending the check. Exits 1 on any failure.
 
-    PYTHONPATH=src python benchmarks/multi_gpu_check.py [--out DIR]
+    PYTHONPATH=src python benchmarks/multi_gpu_check.py [--modes heuristic,hybrid] [--out DIR]
 """
 
 import argparse
@@ -80,6 +80,7 @@ def one_mode(mode: str) -> dict:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=None)
+    ap.add_argument("--modes", default="heuristic,hybrid")
     ap.add_argument("--mode", default=None, help=argparse.SUPPRESS)   # the subprocess's
     args = ap.parse_args()
     if args.mode:
@@ -91,7 +92,7 @@ def main():
 
     assert torch.cuda.device_count() >= 2, "needs two GPUs"
     results = []
-    for mode in ("heuristic", "hybrid"):
+    for mode in args.modes.split(","):
         r = subprocess.run([sys.executable, __file__, "--mode", mode], capture_output=True,
                            text=True, timeout=600)
         try:
