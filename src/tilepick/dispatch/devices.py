@@ -8,6 +8,7 @@ on a CPU against real GPU timings.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass, field
 
@@ -48,6 +49,10 @@ class Device:
         """Raise :class:`~tilepick.problem.DeviceMismatch` for tensors this device cannot run
         on (a replay of measured times runs on anything)."""
 
+    def guard(self, a):
+        """A context in which kernels on ``a`` launch where ``a`` is (a replay: nothing)."""
+        return contextlib.nullcontext()
+
     def can_time(self) -> bool:
         """Whether candidates can be timed now: not while a CUDA graph is being captured
         (timing synchronises, and every launch would land in the graph)."""
@@ -80,6 +85,16 @@ class RealDevice(Device):
 
     def bind(self, problem, config_id, a, b, out, scale_a=None, scale_b=None):
         return solvers.bind(problem, config_id, a, b, out, scale_a, scale_b)
+
+    def guard(self, a):
+        """Triton and cuBLASLt launch on the current CUDA device: tensors on another GPU need
+        it switched to theirs (torch.cuda.device), or the kernel runs on the wrong GPU."""
+        import torch
+
+        dev = getattr(a, "device", None)
+        if dev is not None and dev.type == "cuda" and dev.index != torch.cuda.current_device():
+            return torch.cuda.device(dev)
+        return contextlib.nullcontext()
 
     def check_tensors(self, a, b, out) -> None:
         from tilepick.runtime import require_device

@@ -497,7 +497,12 @@ class Dispatcher:
             return None
 
     def run(self, problem: GemmProblem, a, b, out, scale_a=None, scale_b=None):
-        """Launch the chosen candidate; on failure record it and run the next one."""
+        """Launch the chosen candidate; on failure record it and run the next one (on the
+        tensors' GPU, whichever is current: :meth:`Device.guard`)."""
+        with self.device.guard(a):
+            return self._run(problem, a, b, out, scale_a, scale_b)
+
+    def _run(self, problem: GemmProblem, a, b, out, scale_a, scale_b):
         decision = self.cache.get(problem)
         if decision is not None:  # the hot path: a known shape, its known winner
             try:
