@@ -125,11 +125,10 @@ def _run(a, b, out, dispatcher):
             GemmProblem.from_tensors(a, b, out)   # raises, naming what out is
         sig = _signature(a, b) + (out.shape, out.stride(), out.dtype, out.device,
                                   out.data_ptr() & 15)
-    dev = sig[3]
-    if dev.type == "cuda" and dev.index != _current_device():
+    if a.is_cuda and a.get_device() != _current_device():   # ~0.1 us (tensor properties)
         # Triton and cuBLASLt launch on the current device (as torch's own ops would not):
         # tensors on another GPU run under a guard, as Inductor's generated code does
-        with torch.cuda.device(dev):
+        with torch.cuda.device(a.device):
             return _run(a, b, out, dispatcher)
     fast = d.bound.get(sig) if d is not None else None
     if fast is not None:
