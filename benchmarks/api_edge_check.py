@@ -3,7 +3,7 @@ the interpreter, where CPU tensors are the kernels' tensors and the GPU path is 
 
 Checks, with a scratch user perf-db, in heuristic and hybrid mode: products of
 ``tilepick.matmul`` / ``bmm`` / ``linear`` against float64 on CUDA tensors (a fresh call and the
-prepared launch of a repeated one, with and without ``out=``); empty GEMMs (M, N, K or batch 0)
+prepared launch of a repeated one, with and without ``out=``); linear's gradients; empty GEMMs (M, N, K or batch 0)
 equal to torch.matmul's result; float64 and integer tensors served by torch (its result, or
 its error: CUDA has no int32 matmul); CPU tensors
 refused with ``DeviceMismatch`` before any candidate is tried, leaving nothing in the db and
@@ -92,6 +92,15 @@ def main():
                     got = type(exc)
                 check(got is want if isinstance(want, type) else torch.equal(got, want),
                       f"{mode} {dt} served by torch: {got} / {want}")
+            # gradients: a weight and an input that require grad, through linear (bf16)
+            x = torch.randn(5, 9, 256, device=dev, dtype=torch.bfloat16, requires_grad=True)
+            w = torch.randn(512, 256, device=dev, dtype=torch.bfloat16, requires_grad=True)
+            tilepick.linear(x, w, dispatcher=d).float().square().sum().backward()
+            x64 = x.detach().double().requires_grad_()
+            w64 = w.detach().double().requires_grad_()
+            torch.nn.functional.linear(x64, w64).square().sum().backward()
+            for name, got, want in (("dx", x.grad, x64.grad), ("dw", w.grad, w64.grad)):
+                check(got is not None and close(got, want), f"{mode} linear {name}")
             before = d.stats["fallbacks"]
             a = torch.randn(20, 40, dtype=torch.bfloat16)
             b = torch.randn(40, 24, dtype=torch.bfloat16)

@@ -165,11 +165,48 @@ def _run(a, b, out, dispatcher):
     return result
 
 
+def _needs_grad(a, b) -> bool:
+    try:
+        return (a.requires_grad or b.requires_grad) and torch.is_grad_enabled()
+    except AttributeError:   # not tensors: _run names them
+        return False
+
+
+def _transposed(t):
+    return t.transpose(-1, -2)
+
+
+class _Matmul(torch.autograd.Function):
+    """``a @ b`` with its gradients, each also a GEMM the dispatcher serves (dA = dC B^T,
+    dB = A^T dC: other layouts of the same sizes). Why: the kernels write a new tensor that
+    autograd does not see, so a training step through ``tilepick.linear`` lost its weight
+    gradient without a word."""
+
+    @staticmethod
+    def forward(ctx, a, b, dispatcher):
+        ctx.save_for_backward(a, b)
+        ctx.dispatcher = dispatcher
+        return _run(a, b, None, dispatcher)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        d = ctx.dispatcher
+        ga = _run(grad, _transposed(b), None, d) if ctx.needs_input_grad[0] else None
+        gb = _run(_transposed(a), grad, None, d) if ctx.needs_input_grad[1] else None
+        return ga, gb, None
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,
            dispatcher: Dispatcher | None = None) -> torch.Tensor:
-    """``a @ b`` for 2-D (or equally batched 3-D) tensors, with the fastest known kernel."""
+    """``a @ b`` for 2-D (or equally batched 3-D) tensors, with the fastest known kernel;
+    differentiable as torch.matmul is (``out=`` with autograd: torch's own refusal)."""
     if out is None and dispatcher is None and torch.compiler.is_compiling():
         return torch.ops.tilepick.matmul(a, b)
+    if _needs_grad(a, b):
+        if out is not None:
+            return torch.matmul(a, b, out=out)
+        return _Matmul.apply(a, b, dispatcher)
     return _run(a, b, out, dispatcher)
 
 
@@ -202,3 +239,19 @@ def _matmul_op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def _(a, b):
     shape = (*a.shape[:-1], b.shape[-1])
     return a.new_empty(shape)
+
+
+def _op_setup_context(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _op_backward(ctx, grad):
+    """The custom op's gradients (``_Matmul``'s), as custom ops again: in a compiled graph
+    the backward GEMMs are dispatched too."""
+    a, b = ctx.saved_tensors
+    ga = torch.ops.tilepick.matmul(grad, _transposed(b)) if ctx.needs_input_grad[0] else None
+    gb = torch.ops.tilepick.matmul(_transposed(a), grad) if ctx.needs_input_grad[1] else None
+    return ga, gb
+
+
+_matmul_op.register_autograd(_op_backward, setup_context=_op_setup_context)
