@@ -463,6 +463,34 @@ def test_concurrent_writers_lose_no_record(tmp_path):
     assert len(entries) == 100 and all(e["candidates"] == 2 for e in entries)
 
 
+def test_one_db_serves_several_threads(tmp_path):
+    """A PerfDb used from threads other than the one that opened it (autograd's backward
+    threads, a server's pool) reads and writes there; before, sqlite3's same-thread check made
+    the first such call bypass the db for the rest of the process, with a warning."""
+    import threading
+    import warnings
+
+    db = PerfDb(tmp_path / "user.sqlite")
+    timings = {"gemm.cublas": (1.0, "ok", None)}
+    assert db.record(ENV, "gemm.bf16.rr.m1.n2.k3", "gemm.cublas", "hybrid", timings)
+    seen = []
+
+    def worker(i):
+        seen.append(db.lookup(ENV, "gemm.bf16.rr.m1.n2.k3") is not None)
+        seen.append(db.record(ENV, f"gemm.bf16.rr.m{i + 2}.n2.k3", "gemm.cublas", "hybrid",
+                              timings))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # a bypass warning fails the test
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert seen == [True] * 8 and db.usable and db.error is None
+        assert all(db.lookup(ENV, f"gemm.bf16.rr.m{i + 2}.n2.k3") for i in range(4))
+
+
 def test_tuning_file_round_trip(tmp_path):
     src = PerfDb(tmp_path / "a.db")
     src.record(ENV, "gemm.bf16.rr.m8.n8.k8", "gemm.cublas", "exhaustive",

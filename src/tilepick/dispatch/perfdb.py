@@ -21,6 +21,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -288,9 +289,23 @@ class PerfDb:
         self.readonly = readonly
         self.retries = retries
         self._broken: str | None = None
-        self._conn: sqlite3.Connection | None = None
+        self._local = threading.local()
 
     # -- connection ---------------------------------------------------------------------------
+    # One connection per thread. Why: an sqlite3 connection refuses every thread but the one
+    # that made it, and a dispatcher is called from others: autograd runs backward GEMMs on its
+    # own device threads, servers call from pools. A shared connection made the first such call
+    # declare the user db and the system db unusable for the rest of the process (seen on the
+    # GPU: benchmarks/api_edge_check.py, session 44). WAL lets the connections read and write
+    # side by side, as it does for several processes.
+    @property
+    def _conn(self) -> sqlite3.Connection | None:
+        return getattr(self._local, "conn", None)
+
+    @_conn.setter
+    def _conn(self, conn: sqlite3.Connection | None) -> None:
+        self._local.conn = conn
+
     _OPEN_ERRORS = (sqlite3.DatabaseError, PerfDbError, OSError, ValueError, EOFError)
 
     def _connect(self) -> sqlite3.Connection | None:
@@ -394,6 +409,7 @@ class PerfDb:
             raise
 
     def close(self) -> None:
+        """Close this thread's connection (another thread's closes with that thread)."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
