@@ -3,7 +3,8 @@ the interpreter, where CPU tensors are the kernels' tensors and the GPU path is 
 
 Checks, with a scratch user perf-db, in heuristic and hybrid mode: products of
 ``tilepick.matmul`` / ``bmm`` / ``linear`` against float64 on CUDA tensors (a fresh call and the
-prepared launch of a repeated one, with and without ``out=``); linear's gradients; empty GEMMs (M, N, K or batch 0)
+prepared launch of a repeated one, with and without ``out=``); linear's gradients (autograd
+runs the backward GEMMs on a thread of its own: no perf-db may be bypassed on the way); empty GEMMs (M, N, K or batch 0)
 equal to torch.matmul's result; float64 and integer tensors served by torch (its result, or
 its error: CUDA has no int32 matmul); CPU tensors
 refused with ``DeviceMismatch`` before any candidate is tried, leaving nothing in the db and
@@ -16,6 +17,7 @@ import argparse
 import os
 import sys
 import tempfile
+import warnings
 
 import torch
 
@@ -48,7 +50,9 @@ def main():
             print("FAIL", what, flush=True)
 
     dev = "cuda"
-    with tempfile.TemporaryDirectory() as tmp:
+    with warnings.catch_warnings(record=True) as seen_warnings, \
+            tempfile.TemporaryDirectory() as tmp:
+        warnings.simplefilter("always")
         db = PerfDb(os.path.join(tmp, "user.sqlite"))
         for mode in ("heuristic", "hybrid"):
             d = Dispatcher(mode=mode, user_db=db)
@@ -118,6 +122,8 @@ def main():
             except tilepick.ProblemError as exc:
                 check("torch.Tensor" in str(exc), f"{mode} list error: {exc}")
             check(d.stats["fallbacks"] == 0, f"{mode} no fallback at all: {d.stats}")
+    bypassed = [str(w.message) for w in seen_warnings if "perf-db" in str(w.message)]
+    check(not bypassed, f"a perf-db was bypassed: {bypassed[:2]}")   # e.g. from autograd's thread
     from tilepick.provenance import collect
 
     summary = {"provenance": collect(), "checks": checks, "failures": failures}
