@@ -4,7 +4,8 @@ the interpreter, where CPU tensors are the kernels' tensors and the GPU path is 
 Checks, with a scratch user perf-db, in heuristic and hybrid mode: products of
 ``tilepick.matmul`` / ``bmm`` / ``linear`` against float64 on CUDA tensors (a fresh call and the
 prepared launch of a repeated one, with and without ``out=``); linear's gradients (autograd
-runs the backward GEMMs on a thread of its own: no perf-db may be bypassed on the way); empty GEMMs (M, N, K or batch 0)
+runs the backward GEMMs on a thread of its own: no perf-db may be bypassed on the way); one
+dispatcher called from 4 threads at once; a call on a side stream; empty GEMMs (M, N, K or batch 0)
 equal to torch.matmul's result; float64 and integer tensors served by torch (its result, or
 its error: CUDA has no int32 matmul); CPU tensors
 refused with ``DeviceMismatch`` before any candidate is tried, leaving nothing in the db and
@@ -33,6 +34,48 @@ SHAPES = [(1, 4096, 4096), (16, 4096, 4096), (128, 1000, 513), (257, 129, 67), (
 def close(y, ref) -> bool:
     err = (y.double() - ref).abs().max().item()
     return err <= 2e-2 * ref.abs().max().item() + 5e-2
+
+
+def threads_and_streams(d, mode: str, check) -> None:
+    """One dispatcher called from 4 threads at once on new shapes (each tuning in hybrid), and
+    a call on a side stream right after that stream wrote its input (a launch on another
+    stream would read it unwritten)."""
+    import threading
+
+    dev = "cuda"
+    shapes = [(64 + 8 * i, 1536 + 256 * j, 768) for i in range(4) for j in range(3)]
+    results, errors = {}, []
+
+    def worker(i):
+        try:
+            torch.cuda.set_device(0)
+            for j in range(3):
+                m, n, k = shapes[3 * i + j]
+                a = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+                b = torch.randn(k, n, device=dev, dtype=torch.bfloat16)
+                results[(i, j)] = close(tilepick.matmul(a, b, dispatcher=d),
+                                        a.double() @ b.double())
+        except Exception as exc:   # reported below
+            errors.append(f"{type(exc).__name__}: {exc}"[:300])
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    check(not errors and len(results) == 12 and all(results.values()),
+          f"{mode} 4 threads: errors {errors[:2]}, {sum(results.values())} of 12 right")
+    side = torch.cuda.Stream()
+    b = torch.randn(4096, 2048, device=dev, dtype=torch.bfloat16)
+    side.wait_stream(torch.cuda.current_stream())   # b, made on the default stream
+    with torch.cuda.stream(side):
+        big = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+        for _ in range(3):
+            big = big @ big / 90.0   # ~3 ms of work ahead of the input on this stream
+        x = big[:96, :4096] + 1.0
+        y = tilepick.matmul(x, b, dispatcher=d)
+    side.synchronize()
+    check(close(y, x.double() @ b.double()), f"{mode} side stream")
 
 
 def main():
@@ -121,6 +164,7 @@ def main():
                 check(False, f"{mode} a list was accepted")
             except tilepick.ProblemError as exc:
                 check("torch.Tensor" in str(exc), f"{mode} list error: {exc}")
+            threads_and_streams(d, mode, check)
             check(d.stats["fallbacks"] == 0, f"{mode} no fallback at all: {d.stats}")
     bypassed = [str(w.message) for w in seen_warnings if "perf-db" in str(w.message)]
     check(not bypassed, f"a perf-db was bypassed: {bypassed[:2]}")   # e.g. from autograd's thread
