@@ -165,13 +165,6 @@ def _run(a, b, out, dispatcher):
     return result
 
 
-def _needs_grad(a, b) -> bool:
-    try:
-        return (a.requires_grad or b.requires_grad) and torch.is_grad_enabled()
-    except AttributeError:   # not tensors: _run names them
-        return False
-
-
 def _transposed(t):
     return t.transpose(-1, -2)
 
@@ -203,7 +196,11 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,
     differentiable as torch.matmul is (``out=`` with autograd: torch's own refusal)."""
     if out is None and dispatcher is None and torch.compiler.is_compiling():
         return torch.ops.tilepick.matmul(a, b)
-    if _needs_grad(a, b):
+    try:   # inline: this runs on every call
+        grad = (a.requires_grad or b.requires_grad) and torch.is_grad_enabled()
+    except AttributeError:   # not tensors: _run names them
+        grad = False
+    if grad:
         if out is not None:
             return torch.matmul(a, b, out=out)
         return _Matmul.apply(a, b, dispatcher)

@@ -8,7 +8,6 @@ on a CPU against real GPU timings.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from dataclasses import dataclass, field
 
@@ -50,8 +49,9 @@ class Device:
         on (a replay of measured times runs on anything)."""
 
     def guard(self, a):
-        """A context in which kernels on ``a`` launch where ``a`` is (a replay: nothing)."""
-        return contextlib.nullcontext()
+        """A context in which kernels on ``a`` launch where ``a`` is, or None where they do
+        already (a replay: always None)."""
+        return None
 
     def can_time(self) -> bool:
         """Whether candidates can be timed now: not while a CUDA graph is being captured
@@ -91,10 +91,9 @@ class RealDevice(Device):
         it switched to theirs (torch.cuda.device), or the kernel runs on the wrong GPU."""
         import torch
 
-        dev = getattr(a, "device", None)
-        if dev is not None and dev.type == "cuda" and dev.index != torch.cuda.current_device():
-            return torch.cuda.device(dev)
-        return contextlib.nullcontext()
+        if getattr(a, "is_cuda", False) and a.get_device() != torch.cuda.current_device():
+            return torch.cuda.device(a.device)
+        return None
 
     def check_tensors(self, a, b, out) -> None:
         from tilepick.runtime import require_device
