@@ -8,7 +8,8 @@ candidate recorded as failing and the current device unchanged.
 
 For each find mode (heuristic, hybrid), on problems whose picks span the families (pointer,
 TMA, split-K, GEMV, cuBLAS, a cuBLASLt entry), with a scratch user db: the product on cuda:1
-while cuda:0 is current (a fresh call, the prepared launch of a repeated one, and ``out=``)
+while cuda:0 is current (a fresh call, the prepared launch of a repeated one, ``out=``, and
+``Dispatcher.run`` called directly)
 against float64, then the current device, the dispatcher's fallbacks and the db's invalid
 records. Each mode runs in a subprocess of its own, so that a kernel that faults the CUDA
 context is reported instead of ending the check. Exits 1 on any failure.
@@ -67,6 +68,10 @@ def one_mode(mode: str) -> dict:
             tilepick.matmul(a, b, out=out, dispatcher=d)
             torch.cuda.synchronize(dev)
             check((out.double() - ref).abs().max().item() <= tol, f"{mode} {key} out=")
+            out2 = torch.empty(m, n, device=dev, dtype=torch.bfloat16)   # Dispatcher.run itself
+            d.run(GemmProblem.from_tensors(a, b, out2), a, b, out2)
+            torch.cuda.synchronize(dev)
+            check((out2.double() - ref).abs().max().item() <= tol, f"{mode} {key} Dispatcher.run")
             check(torch.cuda.current_device() == 0, f"{mode} {key}: current device changed")
             p = GemmProblem.from_tensors(a, b)
             picks[key] = d.cache[p].config_id if p in d.cache else None
