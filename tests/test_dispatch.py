@@ -769,6 +769,31 @@ def test_custom_op_is_differentiable_in_a_compiled_graph():
     assert len(dev.launched) == 3
 
 
+def test_matmul_takes_torch_matmuls_other_shapes():
+    """x @ W with a batched x folds into one 2-D GEMM, equal batch dims beyond one into one
+    batched GEMM (one launch each, as torch.matmul folds them); 1-D operands and broadcast
+    batches get torch.matmul's own result; gradients flow through the folds."""
+    dev = SimulatedDevice()
+    d = Dispatcher(mode="heuristic", device=dev, predictor=None, user_db=None, hw=HW, env=ENV)
+    x, w = torch.randn(2, 3, 5, 16), torch.randn(16, 8)
+    torch.testing.assert_close(tilepick.matmul(x, w, dispatcher=d), torch.matmul(x, w))
+    assert len(dev.launched) == 1 and ".rr.m30.n8.k16" in dev.launched[-1][0]
+    p, q = torch.randn(2, 3, 5, 16), torch.randn(2, 3, 16, 4)
+    torch.testing.assert_close(tilepick.matmul(p, q, dispatcher=d), torch.matmul(p, q))
+    assert len(dev.launched) == 2 and ".m5.n4.k16.b6" in dev.launched[-1][0]
+    for u, v in ((torch.randn(16), w), (x, torch.randn(16)), (torch.randn(2, 1, 5, 16), q),
+                 (torch.randn(5, 16), torch.randn(3, 16, 4))):
+        torch.testing.assert_close(tilepick.matmul(u, v, dispatcher=d), torch.matmul(u, v))
+    assert len(dev.launched) == 2          # torch served those
+    out = torch.empty(2, 3, 5, 8)
+    assert tilepick.matmul(x, w, out=out, dispatcher=d) is out
+    torch.testing.assert_close(out, torch.matmul(x, w))
+    xg, wg = x.clone().requires_grad_(), w.clone().requires_grad_()
+    for got, want in zip(_grads(lambda u, v: tilepick.matmul(u, v, dispatcher=d), xg, wg),
+                         _grads(torch.matmul, xg, wg)):
+        torch.testing.assert_close(got, want)
+
+
 def test_custom_op_fake_shape():
     from torch._subclasses.fake_tensor import FakeTensorMode
 

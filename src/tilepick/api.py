@@ -190,17 +190,46 @@ class _Matmul(torch.autograd.Function):
         return ga, gb, None
 
 
+def _folded(a, b):
+    """(a', b', the result's shape) where torch.matmul's operands are one GEMM after a
+    reshape: ``x @ W`` with x of 3 or more dims (its leading dims fold into M, as torch.matmul
+    folds them), or equal batch dims beyond one (they fold into one batch); else None."""
+    da, db = a.dim(), b.dim()
+    shape = (*a.shape[:-1], b.shape[-1])
+    if da >= 3 and db == 2:
+        return a.reshape(-1, a.shape[-1]), b, shape
+    if da == db and da > 3 and a.shape[:-2] == b.shape[:-2]:
+        return a.reshape(-1, *a.shape[-2:]), b.reshape(-1, *b.shape[-2:]), shape
+    return None
+
+
+def _matmul_nd(a, b, out, dispatcher):
+    """torch.matmul's other shapes: folded into a GEMM tilepick serves where one reshape
+    does it (``out=``: torch), torch.matmul's own answer for the rest (1-D operands,
+    broadcast batches)."""
+    folded = _folded(a, b) if out is None and a.dim() >= 2 and b.dim() >= 2 else None
+    if folded is None:
+        return torch.matmul(a, b) if out is None else torch.matmul(a, b, out=out)
+    a2, b2, shape = folded
+    return matmul(a2, b2, dispatcher=dispatcher).reshape(shape)
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,
            dispatcher: Dispatcher | None = None) -> torch.Tensor:
-    """``a @ b`` for 2-D (or equally batched 3-D) tensors, with the fastest known kernel;
-    differentiable as torch.matmul is (``out=`` with autograd: torch's own refusal)."""
+    """``a @ b`` with the fastest known kernel, for what torch.matmul takes: 2-D or equally
+    batched 3-D operands directly, ``x @ W`` with a batched x and equal batch dims beyond one
+    folded into those (:func:`_folded`), torch.matmul itself for the rest; differentiable as
+    torch.matmul is (``out=`` with autograd: torch's own refusal)."""
+    try:   # inline, on every call: tensor properties only
+        da = a.dim()
+        other_shape = da != b.dim() or not 2 <= da <= 3
+    except AttributeError:   # not tensors: _run names them
+        return _run(a, b, out, dispatcher)
+    if other_shape:
+        return _matmul_nd(a, b, out, dispatcher)
     if out is None and dispatcher is None and torch.compiler.is_compiling():
         return torch.ops.tilepick.matmul(a, b)
-    try:   # inline: this runs on every call
-        grad = (a.requires_grad or b.requires_grad) and torch.is_grad_enabled()
-    except AttributeError:   # not tensors: _run names them
-        grad = False
-    if grad:
+    if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():
         if out is not None:
             return torch.matmul(a, b, out=out)
         return _Matmul.apply(a, b, dispatcher)
