@@ -5,7 +5,8 @@ Checks, with a scratch user perf-db, in heuristic and hybrid mode: products of
 ``tilepick.matmul`` / ``bmm`` / ``linear`` against float64 on CUDA tensors (a fresh call and the
 prepared launch of a repeated one, with and without ``out=``); linear's gradients (autograd
 runs the backward GEMMs on a thread of its own: no perf-db may be bypassed on the way); one
-dispatcher called from 4 threads at once; a call on a side stream; empty GEMMs (M, N, K or batch 0)
+dispatcher called from 4 threads at once; a call on a side stream; torch.matmul's other shapes
+(x @ W with a batched x, 4-D equal batches, 1-D, broadcast batches); empty GEMMs (M, N, K or batch 0)
 equal to torch.matmul's result; float64 and integer tensors served by torch (its result, or
 its error: CUDA has no int32 matmul); CPU tensors
 refused with ``DeviceMismatch`` before any candidate is tried, leaving nothing in the db and
@@ -139,6 +140,18 @@ def main():
                     got = type(exc)
                 check(got is want if isinstance(want, type) else torch.equal(got, want),
                       f"{mode} {dt} served by torch: {got} / {want}")
+            # torch.matmul's other shapes: x @ W folded, 4-D equal batches, 1-D, broadcast
+            w2 = torch.randn(256, 384, device=dev, dtype=torch.bfloat16)
+            for u, v in ((torch.randn(2, 7, 256, device=dev, dtype=torch.bfloat16), w2),
+                         (torch.randn(2, 3, 9, 256, device=dev, dtype=torch.bfloat16),
+                          torch.randn(2, 3, 256, 40, device=dev, dtype=torch.bfloat16)),
+                         (torch.randn(256, device=dev, dtype=torch.bfloat16), w2),
+                         (torch.randn(2, 1, 9, 256, device=dev, dtype=torch.bfloat16),
+                          torch.randn(2, 3, 256, 40, device=dev, dtype=torch.bfloat16))):
+                y = tilepick.matmul(u, v, dispatcher=d)
+                check(y.shape == torch.matmul(u, v).shape
+                      and close(y, torch.matmul(u.double(), v.double())),
+                      f"{mode} {tuple(u.shape)} @ {tuple(v.shape)}")
             # gradients: a weight and an input that require grad, through linear (bf16)
             x = torch.randn(5, 9, 256, device=dev, dtype=torch.bfloat16, requires_grad=True)
             w = torch.randn(512, 256, device=dev, dtype=torch.bfloat16, requires_grad=True)
