@@ -53,6 +53,17 @@ def _signature(a, b) -> tuple:
     return sig
 
 
+#: what ``_problem`` remembers for a signature of torch.matmul's other shapes (:func:`_folded`)
+_OTHER_SHAPE = "other shape"
+
+
+def _other_shape(a, b) -> bool:
+    """Not 2-D or equally batched 3-D operands (checked on the slow path only: a signature
+    that got past it once is remembered)."""
+    da = a.dim()
+    return da != b.dim() or not 2 <= da <= 3
+
+
 def _served(a, b, out=None) -> GemmProblem | None:
     """The checked problem of ``a @ b`` (into ``out``), or None for what torch serves instead."""
     try:
@@ -72,6 +83,9 @@ def _problem(a, b, sig: tuple) -> tuple | None:
         return _problems[sig]
     except KeyError:
         pass
+    if _other_shape(a, b):
+        _problems[sig] = _OTHER_SHAPE
+        return _OTHER_SHAPE
     problem = _served(a, b)
     entry = None
     if problem is not None:
@@ -98,8 +112,10 @@ def _out_problem(a, b, out, sig: tuple) -> GemmProblem | None:
     try:
         return _out_problems[sig]
     except KeyError:
-        problem = _out_problems[sig] = _served(a, b, out)
-        return problem
+        pass
+    problem = _OTHER_SHAPE if _other_shape(a, b) else _served(a, b, out)
+    _out_problems[sig] = problem
+    return problem
 
 
 def _current_device_getter():
@@ -148,11 +164,13 @@ def _run(a, b, out, dispatcher):
         entry = _problem(a, b, sig)
         if entry is None:
             return torch.matmul(a, b)
+        if entry is _OTHER_SHAPE:
+            return _matmul_nd(a, b, None, dispatcher)
         problem, shape, out_dtype = entry
         out = torch.empty(shape, dtype=out_dtype, device=a.device)
     else:
         problem = _out_problem(a, b, out, sig)
-        if problem is None:
+        if problem is None or problem is _OTHER_SHAPE:
             return torch.matmul(a, b, out=out)
         _check_aliasing(a, b, out)
         shape = out_dtype = None
@@ -220,18 +238,19 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,
     batched 3-D operands directly, ``x @ W`` with a batched x and equal batch dims beyond one
     folded into those (:func:`_folded`), torch.matmul itself for the rest; differentiable as
     torch.matmul is (``out=`` with autograd: torch's own refusal)."""
-    try:   # inline, on every call: tensor properties only
-        da = a.dim()
-        other_shape = da != b.dim() or not 2 <= da <= 3
-    except AttributeError:   # not tensors: _run names them
-        return _run(a, b, out, dispatcher)
-    if other_shape:
-        return _matmul_nd(a, b, out, dispatcher)
     if out is None and dispatcher is None and torch.compiler.is_compiling():
+        if _other_shape(a, b):   # folded in the graph, as the eager call folds it
+            return _matmul_nd(a, b, None, None)
         return torch.ops.tilepick.matmul(a, b)
-    if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():
+    try:   # inline, on every call: tensor properties only (the shapes: on _run's slow path)
+        grad = (a.requires_grad or b.requires_grad) and torch.is_grad_enabled()
+    except AttributeError:   # not tensors: _run names them
+        grad = False
+    if grad:
         if out is not None:
             return torch.matmul(a, b, out=out)
+        if _other_shape(a, b):
+            return _matmul_nd(a, b, None, dispatcher)
         return _Matmul.apply(a, b, dispatcher)
     return _run(a, b, out, dispatcher)
 
