@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from tilepick.bench.screen import ScreenSettings
+from tilepick.cli_model import _fail   # the one spelling of an error exit (code 2)
 from tilepick.problem import LAYOUTS, GemmProblem, ProblemError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -53,13 +54,11 @@ def _problem_list(spec: str, dtype: str, layout: str, seed: int, count: Optional
     looks_like_path = ("/" in spec or "\\" in spec
                        or path.name.lower().endswith((".csv", ".jsonl", ".parquet", ".gz")))
     if spec not in shapes.NAMED_SETS and looks_like_path and not path.exists():
-        typer.echo(f"error: --problems {spec}: no such file or folder", err=True)
-        raise typer.Exit(2)
+        _fail(f"--problems {spec}: no such file or folder")
     try:
         return shapes.resolve_problems(spec, dtype, layout, seed, count)
     except (ProblemError, OSError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
 
 
 def _problem(op: Op, m: int, n: int, k: int, dtype: str, layout: str, batch: int,
@@ -67,8 +66,7 @@ def _problem(op: Op, m: int, n: int, k: int, dtype: str, layout: str, batch: int
     try:
         return GemmProblem(m, n, k, batch=batch, dtype=dtype, layout=layout, tf32=tf32)
     except ProblemError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
 
 
 M_OPT = typer.Option(4096, "--m", help="rows of A and C")
@@ -91,9 +89,8 @@ def configs(op: Op = typer.Option(Op.gemm, "--op"), m: int = M_OPT, n: int = N_O
     p = _problem(op, m, n, k, dtype, layout, batch, tf32)
     unknown = sorted(set(family or []) - set(solvers.SOLVERS))
     if unknown:
-        typer.echo(f"error: unknown famil{'y' if len(unknown) == 1 else 'ies'} {unknown}: "
-                   f"choose from {sorted(solvers.SOLVERS)}", err=True)
-        raise typer.Exit(2)
+        _fail(f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {unknown}: "
+              f"choose from {sorted(solvers.SOLVERS)}")
     cfgs = solvers.applicable_configs(p, families=family)
     if as_json:
         rows = [{"config_id": c.id, "family": c.family,
@@ -131,9 +128,8 @@ def _kernel_device() -> str:
         import torch
 
         if not torch.cuda.is_available():
-            typer.echo("error: no CUDA GPU is visible; set TRITON_INTERPRET=1 to run the "
-                       "kernel on the CPU through Triton's interpreter", err=True)
-            raise typer.Exit(2)
+            _fail("no CUDA GPU is visible; set TRITON_INTERPRET=1 to run the "
+                  "kernel on the CPU through Triton's interpreter")
     return device
 
 
@@ -152,13 +148,11 @@ def run(op: Op = typer.Option(Op.gemm, "--op"), m: int = M_OPT, n: int = N_OPT, 
     try:
         cfg = KernelConfig.from_id(config)
     except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
     device = _kernel_device()
     res = run_config(p, cfg, ProblemInputs.make(p, device, seed), check=check, timed=True)
     if res.status == "not_applicable":
-        typer.echo(f"error: not applicable: {res.reason}", err=True)
-        raise typer.Exit(2)
+        _fail(f"not applicable: {res.reason}")
     if res.status == "invalid":
         typer.echo(f"error: invalid for this problem: {res.reason}", err=True)
         raise typer.Exit(3)
@@ -249,12 +243,10 @@ def sweep(problems: str = typer.Option(..., "--problems",
     from tilepick.data import io
 
     if order not in ORDERS:
-        typer.echo(f"error: --order {order!r}: one of {', '.join(ORDERS)}", err=True)
-        raise typer.Exit(2)
+        _fail(f"--order {order!r}: one of {', '.join(ORDERS)}")
     if not 0 <= min_tflop <= max_tflop:
-        typer.echo(f"error: --min-tflop {min_tflop} and --max-tflop {max_tflop} select no "
-                   "problem (need 0 <= min <= max)", err=True)
-        raise typer.Exit(2)
+        _fail(f"--min-tflop {min_tflop} and --max-tflop {max_tflop} select no "
+              "problem (need 0 <= min <= max)")
     plist = _problem_list(problems, dtype, layout, seed, count)
     _kernel_device()   # before any compiling
     import random
@@ -264,9 +256,8 @@ def sweep(problems: str = typer.Option(..., "--problems",
     measured: dict = {}
     if top_up is not None:
         if top_up < 1 or sample is not None or not shapes.is_dataset(problems):
-            typer.echo("error: --top-up N takes N >= 1, a dataset as --problems, and no "
-                       "--sample (it draws what each problem lacks)", err=True)
-            raise typer.Exit(2)
+            _fail("--top-up N takes N >= 1, a dataset as --problems, and no "
+                  "--sample (it draws what each problem lacks)")
         measured = io.measured_configs(problems)
         # the problems closest to N first: a sweep cut by its budget completes the most
         lacking = {p.key(): top_up - len(measured.get(p.key(), ())) for p in plist}
@@ -290,8 +281,7 @@ def sweep(problems: str = typer.Option(..., "--problems",
                 picks.predictor(tok)
         except ModelError as exc:
             flag = "--model-top" if model_top else "--order model"
-            typer.echo(f"error: {flag}: {exc}", err=True)
-            raise typer.Exit(2)
+            _fail(f"{flag}: {exc}")
     from tilepick.bench.signals import interrupt_on_sigterm
 
     interrupt_on_sigterm()
@@ -320,15 +310,13 @@ def warmup(problems: str = typer.Option(..., "--problems",
     from tilepick.dispatch.warmup import warmup as run_warmup
 
     if mode is not None and mode not in MODES:
-        typer.echo(f"error: --mode {mode!r}: one of {', '.join(MODES)}", err=True)
-        raise typer.Exit(2)
+        _fail(f"--mode {mode!r}: one of {', '.join(MODES)}")
     plist = _problem_list(problems, dtype, layout, 0, count)
     _kernel_device()   # before any compiling: without a GPU every binary failed, exit 0
     try:   # (no --mode: TILEPICK_FIND_MODE's, which may be wrong too)
         dispatcher = Dispatcher(mode=mode, user_db=None)
     except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
     report = run_warmup(plist, dispatcher, top=top, processes=processes, progress=not as_json)
     d = report.to_dict()
     if as_json:
@@ -354,13 +342,11 @@ def _dataset(path: str) -> None:
     from tilepick.data import io
 
     if not Path(path).exists():
-        typer.echo(f"error: {path}: no such file or folder", err=True)
-        raise typer.Exit(2)
+        _fail(f"{path}: no such file or folder")
     try:
         io.dataset_path(path)
     except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
 
 
 @data_app.command("compact")
@@ -375,8 +361,7 @@ def data_compact(src: str = typer.Argument(..., help="folder of parts"),
     try:
         n = io.compact(src, dest, overwrite=force)
     except FileExistsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
     typer.echo(f"{n} rows -> {dest}")
 
 
@@ -478,15 +463,13 @@ def data_retime(data: list[str] = typer.Argument(..., help="dataset folders or p
                              max_ms=max_ms,
                              processes=processes, only=keys, picks=extra)
     except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
     _kernel_device()   # before any compiling
     interrupt_on_sigterm()
     try:
         summary = retime(data, out, opts, limit=limit)
     except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
     except KeyboardInterrupt:
         typer.echo(f"retime interrupted: finished problems are saved in {out}; run the same "
                    "command to resume", err=True)
@@ -510,8 +493,7 @@ def data_picks(data: list[str] = typer.Argument(..., help="dataset folders or pa
         keys = _problem_keys(problems)
         picks = write_picks(data, out, model_dir=model, n=top, only=keys)
     except (ValueError, FileNotFoundError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
     typer.echo(f"{sum(map(len, picks.values()))} picks for {len(picks)} problems -> {out}")
 
 
@@ -550,8 +532,7 @@ def _require(store):
     try:
         store.require()
     except PerfDbError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
     return store
 
 
@@ -597,15 +578,13 @@ def db_export(out: str = typer.Option(..., "--out", help="tuning file (JSON) to 
     from tilepick.dispatch.perfdb import PerfDbError
 
     if Path(out).is_dir():
-        typer.echo(f"error: --out {out} is a folder: name the tuning file to write, e.g. "
-                   f"{Path(out) / 'tuning.json'}", err=True)
-        raise typer.Exit(2)
+        _fail(f"--out {out} is a folder: name the tuning file to write, e.g. "
+              f"{Path(out) / 'tuning.json'}")
     store = _read_db(db)
     try:
         n = store.export(out)
     except (OSError, PerfDbError) as exc:
-        typer.echo(f"error: cannot write the tuning file {out}: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(f"cannot write the tuning file {out}: {exc}")
     typer.echo(f"{n} problems -> {out}")
 
 
@@ -620,8 +599,7 @@ def db_import(file: str = typer.Argument(..., help="tuning file written by 'db e
     try:   # the whole file is checked before the db is opened (and created, if new)
         n, kept = PerfDb(db or default_user_db_path()).merge_file(file)
     except PerfDbError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
     typer.echo(f"{n} problems imported" + (f", {kept} kept (this database's entry is newer)"
                                            if kept else ""))
 
@@ -639,8 +617,7 @@ def db_build(data: list[str] = typer.Option(..., "--data", help="dataset folder 
     try:
         summary = build(data, out, exhaustive=exhaustive, log=lambda m: typer.echo(m, err=True))
     except (OSError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        _fail(str(exc))
     typer.echo(json.dumps(summary))
 
 
@@ -648,8 +625,7 @@ def db_build(data: list[str] = typer.Option(..., "--data", help="dataset folder 
 def db_clear(db: Optional[str] = DB_OPT, yes: bool = typer.Option(False, "--yes")):
     """Delete every entry."""
     if not yes:
-        typer.echo("error: pass --yes to delete every entry", err=True)
-        raise typer.Exit(2)
+        _fail("pass --yes to delete every entry")
     typer.echo(f"{_write_db(db).clear()} problems deleted")
 
 
