@@ -16,7 +16,7 @@ import torch
 
 from tilepick.dispatch.dispatcher import Dispatcher
 from tilepick.problem import DType, GemmProblem, ProblemError, UnsupportedProblem, overlaps
-from tilepick.runtime import require_device
+from tilepick.runtime import device_guard_getter, require_device
 
 _default: Dispatcher | None = None
 _lock = threading.Lock()
@@ -118,14 +118,7 @@ def _out_problem(a, b, out, sig: tuple) -> GemmProblem | None:
     return problem
 
 
-def _current_device_getter():
-    """torch's current CUDA device index in one C call where torch has it (~0.1 us, against
-    ~1 us for ``torch.cuda.current_device()``, on the hot path of every call)."""
-    fn = getattr(torch._C, "_cuda_getDevice", None)
-    return fn if fn is not None else torch.cuda.current_device
-
-
-_current_device = _current_device_getter()
+_device_guard = device_guard_getter()
 
 
 def _run(a, b, out, dispatcher):
@@ -141,10 +134,9 @@ def _run(a, b, out, dispatcher):
             GemmProblem.from_tensors(a, b, out)   # raises, naming what out is
         sig = _signature(a, b) + (out.shape, out.stride(), out.dtype, out.device,
                                   out.data_ptr() & 15)
-    if a.is_cuda and a.get_device() != _current_device():   # ~0.1 us (tensor properties)
-        # Triton and cuBLASLt launch on the current device (as torch's own ops would not):
-        # tensors on another GPU run under a guard, as Inductor's generated code does
-        with torch.cuda.device(a.device):
+    guard = _device_guard(a)   # tensors on another GPU than the current one: theirs, then
+    if guard is not None:      # the same call (as Inductor's generated code does)
+        with guard:
             return _run(a, b, out, dispatcher)
     fast = d.bound.get(sig) if d is not None else None
     if fast is not None:

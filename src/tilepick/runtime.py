@@ -89,6 +89,27 @@ def raw_stream_getter():
     return lambda device_index: torch.cuda.current_stream(device_index).cuda_stream
 
 
+def device_guard_getter():
+    """``guard(tensor)``: ``torch.cuda.device(tensor.device)`` where the tensor is on a GPU
+    that is not the current one, else None (nothing to enter: a ``with`` of a null context
+    costs ~0.3 us a call).
+
+    Why: Triton and cuBLASLt launch on the current CUDA device, torch's own ops on their
+    tensors' device; tensors of cuda:1 while cuda:0 is current (model-parallel code) hung on two
+    H200s without it (BENCHMARKS "Session 44"). The current device comes from
+    ``torch._C._cuda_getDevice``, one C call where torch has it (~0.1 us, against ~1 us for
+    ``torch.cuda.current_device()``): the check runs on every ``tilepick.matmul`` call."""
+    import torch
+
+    current = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+    switch = torch.cuda.device
+
+    def guard(tensor):
+        return switch(tensor.device) if tensor.is_cuda and tensor.get_device() != current() \
+            else None
+    return guard
+
+
 def capturing() -> bool:
     """Whether the current CUDA stream is capturing a graph (False where torch has no CUDA).
 

@@ -78,6 +78,9 @@ class RealDevice(Device):
         self.rounds, self.reps, self.max_ms = rounds, reps, max_ms
         self.duel_rounds = duel_rounds
         self.gpu_ms_spent = 0.0
+        from tilepick.runtime import device_guard_getter
+
+        self._guard = device_guard_getter()
 
     def launch(self, problem, config_id, a, b, out, scale_a=None, scale_b=None):
         return solvers.launch(problem, KernelConfig.from_id(config_id), a, b, out, scale_a,
@@ -87,13 +90,9 @@ class RealDevice(Device):
         return solvers.bind(problem, config_id, a, b, out, scale_a, scale_b)
 
     def guard(self, a):
-        """Triton and cuBLASLt launch on the current CUDA device: tensors on another GPU need
-        it switched to theirs (torch.cuda.device), or the kernel runs on the wrong GPU."""
-        import torch
-
-        if getattr(a, "is_cuda", False) and a.get_device() != torch.cuda.current_device():
-            return torch.cuda.device(a.device)
-        return None
+        """Triton and cuBLASLt launch on the current CUDA device
+        (``runtime.device_guard_getter``)."""
+        return self._guard(a)
 
     def check_tensors(self, a, b, out) -> None:
         from tilepick.runtime import require_device

@@ -366,6 +366,10 @@ class ZeroKept:
         self._pairs: dict = {}
         self._lock = threading.Lock()
 
+    @functools.cached_property
+    def _stream_of(self):
+        return raw_stream_getter()   # (made once: it looks torch's C function up)
+
     def get(self, device, ws_elems: int, counters: int):
         import torch
 
@@ -378,7 +382,7 @@ class ZeroKept:
                     torch.zeros(counters, device=device, dtype=torch.int32))
         if device.type == "cuda":
             index = torch.cuda.current_device() if device.index is None else device.index
-            key = (index, raw_stream_getter()(index))
+            key = (index, self._stream_of(index))
         else:
             key = (str(device), 0)
         pair = self._pairs.get(key)
