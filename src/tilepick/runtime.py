@@ -66,6 +66,13 @@ def require_device(tensor, what: str = "tensor") -> None:
         raise DeviceMismatch(f"{what} is on unsupported device {tensor.device}")
 
 
+def require_devices(**tensors) -> None:
+    """:func:`require_device` for each named tensor that is given (None: not this call's)."""
+    for name, tensor in tensors.items():
+        if tensor is not None:
+            require_device(tensor, name)
+
+
 def cache_root():
     """tilepick's folder in the user's cache (``$XDG_CACHE_HOME/tilepick``, by default
     ``~/.cache/tilepick``): the user perf-db, compiled trees and the unpacked system db live

@@ -95,11 +95,9 @@ class RealDevice(Device):
         return self._guard(a)
 
     def check_tensors(self, a, b, out) -> None:
-        from tilepick.runtime import require_device
+        from tilepick.runtime import require_devices
 
-        for name, t in (("a", a), ("b", b), ("out", out)):
-            if t is not None:
-                require_device(t, name)
+        require_devices(a=a, b=b, out=out)
 
     def bind_new(self, problem, config_id, a, b):
         return solvers.bind_new(problem, config_id, a, b)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tilepick.config import KernelConfig
 from tilepick.hardware import HardwareProfile, current
 from tilepick.problem import GemmProblem
-from tilepick.runtime import require_device
+from tilepick.runtime import require_devices
 from tilepick.solvers.base import (ConfigInvalidError, NotApplicableError, NotInThisContextError,
                                    Solver)
 from tilepick.solvers.cublas import CublasRepackSolver, CublasSolver
@@ -49,8 +49,7 @@ def launch(problem: GemmProblem, config: KernelConfig | str, a, b, out, scale_a=
     config = _config(config)
     solver = SOLVERS[config.family]
     if check:
-        for name, t in (("a", a), ("b", b), ("out", out)):
-            require_device(t, name)
+        require_devices(a=a, b=b, out=out)
         solver.check(problem, config, hw)
     return solver.launch(problem, config, a, b, out, scale_a, scale_b)
 
