@@ -93,6 +93,7 @@ def main():
         return
     import torch
 
+    from tilepick.data.io import write_json
     from tilepick.provenance import collect
 
     assert torch.cuda.device_count() >= 2, "needs two GPUs"
@@ -109,9 +110,8 @@ def main():
         print(json.dumps(res), flush=True)
         results.append(res)
     summary = {"provenance": collect(), "gpus": torch.cuda.device_count(), "results": results}
-    if args.out:
-        with open(os.path.join(args.out, "multi_gpu_check.json"), "w") as f:
-            json.dump(summary, f, indent=1)
+    if args.out:   # (write_json makes the folder: a bare $OUT/sub crashed session 45's run)
+        write_json(os.path.join(args.out, "multi_gpu_check.json"), summary)
     sys.exit(1 if any(r["failures"] for r in results) else 0)
 
 

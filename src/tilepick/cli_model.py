@@ -88,20 +88,14 @@ class _Predictors:
         return self._loaded[dtype]
 
     def _load(self, dtype: str):
-        """Predictor.load's search, with an error that lists the valid --arch values."""
-        from tilepick.hardware import current
+        """Predictor.load, with an error that lists the valid --arch values."""
         from tilepick.model import ModelError, Predictor
-        from tilepick.model.artifacts import find_model_dir
+        from tilepick.model.artifacts import ModelNotFound
 
-        if self.model_dir is not None:
-            return Predictor(self.model_dir, strict=False)
-        hw = current() if self.arch is None else None   # the visible GPU's real SM count
-        arch = self.arch or hw.arch
         try:
-            model_dir = find_model_dir("gemm", dtype, arch)
-        except ModelError:
-            raise ModelError(_no_model_message(dtype, arch)) from None
-        return Predictor(model_dir, hw=hw, strict=False)
+            return Predictor.load(self.arch, dtype, model_dir=self.model_dir, strict=False)
+        except ModelNotFound as exc:
+            raise ModelError(_no_model_message(exc.dtype, exc.arch)) from None
 
 
 def extrapolating(predictor, problem: GemmProblem, allowed: bool) -> bool:

@@ -308,14 +308,16 @@ class PerfDb:
 
     _OPEN_ERRORS = (sqlite3.DatabaseError, PerfDbError, OSError, ValueError, EOFError)
 
-    def _connect(self) -> sqlite3.Connection | None:
+    def _connect(self, warn: bool = True) -> sqlite3.Connection | None:
+        """This thread's connection; None when the db is bypassed (or read-only and missing).
+        The first failure to open marks the db broken, with a warning where ``warn``."""
         if self._broken is not None:
             return None
         if self._conn is None:
             try:
                 self._conn = self._open()
-            except self._OPEN_ERRORS as exc:
-                self._disable(exc)   # (a corrupt gzip archive: BadGzipFile is an OSError)
+            except self._OPEN_ERRORS as exc:   # (a corrupt gzip archive: BadGzipFile is OSError)
+                self._disable(exc, warn)
         return self._conn
 
     def _open(self) -> sqlite3.Connection | None:
@@ -348,25 +350,18 @@ class PerfDb:
         Why: a dispatcher bypasses an unusable db with a warning and carries on, but a command
         asked to read or change this very db (``tilepick db ...``) must fail, and a read-only
         one must not pass a mistyped path off as an empty db."""
-        if self._conn is not None:
+        if self._connect(warn=False) is not None:
             return
         if self._broken is None:
-            try:
-                self._conn = self._open()
-            except self._OPEN_ERRORS as exc:
-                self._broken = str(exc) if isinstance(exc, PerfDbError) else \
-                    f"{type(exc).__name__}: {exc}"
-            else:
-                if self._conn is None:
-                    raise PerfDbError(f"no perf-db at {self.path}")
-                return
+            raise PerfDbError(f"no perf-db at {self.path}")
         action = "read" if self.readonly else "open"
         raise PerfDbError(f"cannot {action} the perf-db {self.path}: {self._broken}")
 
-    def _disable(self, exc: Exception) -> None:
+    def _disable(self, exc: Exception, warn: bool = True) -> None:
         self._broken = f"{type(exc).__name__}: {exc}"
-        warnings.warn(f"tilepick perf-db {self.path} is unusable and is bypassed ({self._broken})",
-                      RuntimeWarning, stacklevel=3)
+        if warn:
+            warnings.warn(f"tilepick perf-db {self.path} is unusable and is bypassed "
+                          f"({self._broken})", RuntimeWarning, stacklevel=3)
 
     @property
     def usable(self) -> bool:

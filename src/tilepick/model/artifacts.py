@@ -49,6 +49,15 @@ class ModelError(ValueError):
     """A model directory that is missing, incomplete or does not fit the request."""
 
 
+class ModelNotFound(ModelError):
+    """No model folder for (op, dtype, arch) on the search path: the one ModelError a caller
+    may answer with choices of its own (the CLI lists the --arch values that would load)."""
+
+    def __init__(self, message: str, op: str, dtype: str, arch: str):
+        super().__init__(message)
+        self.op, self.dtype, self.arch = op, dtype, arch
+
+
 def model_dirname(op: str, dtype: str, arch: str) -> str:
     return f"{op}_{dtype}_{arch}"
 
@@ -74,8 +83,9 @@ def find_model_dir(op: str, dtype: str, arch: str) -> Path:
         if (root / name / MODEL_FILE).is_file():
             return root / name
     available = available_models(op)
-    raise ModelError(f"no model {name} in {[str(r) for r in search_roots()]} "
-                     f"(available: {available or 'none'}); train one with `tilepick train`")
+    raise ModelNotFound(f"no model {name} in {[str(r) for r in search_roots()]} "
+                        f"(available: {available or 'none'}); train one with `tilepick train`",
+                        op, dtype, arch)
 
 
 def read_json(path: Path) -> dict:
