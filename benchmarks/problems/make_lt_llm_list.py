@@ -15,9 +15,17 @@ weight shapes. M: token counts from 32 to 16384, odd ones included; at most 2e12
 (a probe of a larger one takes seconds). A seeded random order, so a probe that runs out of
 budget has measured a random subset.
 
-    python benchmarks/problems/make_lt_llm_list.py
+Session 45's run 4 (`cublaslt_llm2_bf16.txt`): the next shapes of the same order that no
+probe result of runs 1-3 holds (run 3 reached 533 of its 700 within its budget), because the
+heuristic's LLM-suite rows below 0.97x were entry picks on LLM-shaped problems
+(rr 128 x 4096 x 14336, `a66.t15`; rc 8192 x 4096 x 14336, `a66.t29`).
+
+    python benchmarks/problems/make_lt_llm_list.py [--next RESULT.json.gz ...]
 """
 
+import argparse
+import gzip
+import json
 import random
 from pathlib import Path
 
@@ -25,6 +33,7 @@ from tilepick.bench import shapes
 
 HERE = Path(__file__).parent
 OUT = HERE / "cublaslt_llm_bf16.txt"
+OUT_NEXT = HERE / "cublaslt_llm2_bf16.txt"
 SUITE_MODELS = ("llama3-8b", "llama3-70b")
 LAYERS = ("qkv", "attn_out", "gate_up", "up", "down")
 M_VALUES = (32, 48, 64, 96, 100, 128, 160, 192, 256, 320, 384, 512, 640, 768, 1000, 1024, 1280,
@@ -42,14 +51,31 @@ def weights() -> list[tuple[int, int]]:
     return sorted(nk)
 
 
-def main() -> None:
+def ordered_specs() -> list[str]:
     specs = [f"{m}x{n}x{k}:{lay}" for n, k in weights() for m in M_VALUES
              for lay in ("rr", "rc") if m * n * k <= MAX_FLOP]
-    rng = random.Random("tilepick.lt_llm:40")
-    rng.shuffle(specs)
-    OUT.write_text("\n".join(specs[:COUNT]) + "\n")
+    random.Random("tilepick.lt_llm:40").shuffle(specs)
+    return specs
+
+
+def probed(results: list[str]) -> set[str]:
+    """The shapes (``MxNxK:layout``) that probe result files hold."""
+    return {r["spec"] for f in results for r in json.load(gzip.open(f))["rows"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--next", nargs="+", default=None, metavar="RESULT",
+                    help="write the next COUNT shapes of the order that these results lack")
+    args = ap.parse_args()
+    specs = ordered_specs()
+    out = OUT
+    if args.next:
+        done = probed(args.next)
+        specs, out = [s for s in specs if s not in done], OUT_NEXT
+    out.write_text("\n".join(specs[:COUNT]) + "\n")
     print(f"{len(weights())} weights, {len(specs)} shapes, wrote {min(COUNT, len(specs))} "
-          f"to {OUT}")
+          f"to {out}")
 
 
 if __name__ == "__main__":
