@@ -23,6 +23,8 @@ Steady state: every method's chosen kernel re-timed in interleaved rounds on the
 ``--heuristic-model NAME=DIR`` (repeatable) adds a heuristic dispatcher on the model in DIR as
 method ``heuristic:NAME``: two models' picks timed in the same rounds, the A/B comparison that
 two runs cannot give (the kernels whose picks agree moved by ~0.2% between two calls).
+``--lt-model NAME=DIR`` does the same for a cuBLASLt entry model (method ``heuristic:NAME``:
+the shipped main model with the entry model in DIR).
 
     PYTHONPATH=src python benchmarks/dispatch_llm_suite.py --out $OUT [--models llama3-8b,llama3-70b]
         [--budget-s 420]
@@ -46,6 +48,7 @@ from tilepick.bench import timing
 from tilepick.bench.timing import interleaved, time_fn
 from tilepick.config import KernelConfig
 from tilepick.dispatch import Dispatcher, RealDevice
+from tilepick.model.lt_ranker import LtRanker
 from tilepick.model.predictor import Predictor
 from tilepick.problem import GemmProblem
 from tilepick.data.io import write_json
@@ -201,6 +204,9 @@ def main():
     ap.add_argument("--heuristic-model", action="append", default=[], metavar="NAME=DIR",
                     help="also run heuristic mode on the model in DIR, as method "
                          "heuristic:NAME (repeatable)")
+    ap.add_argument("--lt-model", action="append", default=[], metavar="NAME=DIR",
+                    help="also run heuristic mode with the cuBLASLt entry model in DIR, as "
+                         "method heuristic:NAME (repeatable)")
     ap.add_argument("--lt-off-twin", action="store_true",
                     help="add heuristic:no_lt, the heuristic mode without cuBLASLt's entries "
                          "(what it read before the gemm.cublaslt family), in the same rounds")
@@ -228,13 +234,17 @@ def main():
     disp = {mode: Dispatcher(mode=mode, device=RealDevice(), user_db=os.path.join(dbdir, f"{mode}.db"),
                              system_db=None)
             for mode in args.modes.split(",")}
-    for spec in args.heuristic_model:
-        name, _, path = spec.partition("=")
-        if not name or not path:
-            raise SystemExit(f"--heuristic-model wants NAME=DIR, got {spec!r}")
-        disp[f"heuristic:{name}"] = Dispatcher(
-            mode="heuristic", device=RealDevice(), predictor=Predictor(path),
-            user_db=os.path.join(dbdir, f"heuristic-{name}.db"), system_db=None)
+    for flag, specs in (("--heuristic-model", args.heuristic_model),
+                        ("--lt-model", args.lt_model)):
+        for spec in specs:
+            name, _, path = spec.partition("=")
+            if not name or not path:
+                raise SystemExit(f"{flag} wants NAME=DIR, got {spec!r}")
+            model = ({"predictor": Predictor(path)} if flag == "--heuristic-model"
+                     else {"lt_ranker": LtRanker.load(path)})
+            disp[f"heuristic:{name}"] = Dispatcher(
+                mode="heuristic", device=RealDevice(), **model,
+                user_db=os.path.join(dbdir, f"heuristic-{name}.db"), system_db=None)
     if args.lt_off_twin:
         disp["heuristic:no_lt"] = Dispatcher(
             mode="heuristic", device=RealDevice(), lt_ranker=None,
