@@ -6,14 +6,19 @@ Why a script: the fp16 and fp8 recipes are "session N's files", not folders (the
 grown since), so `tilepick train --data FOLDER ...` would not rebuild them. ``--add FILE ...``
 trains on more files with everything else the same (session 36: the re-timed pointer-kernel
 rows, each added file inside a folder the manifest already reads; others are refused, as they
-would change the recipe, not refresh it). ``--label-times`` and ``--seed-ensemble`` vary that one option.
+would change the recipe, not refresh it). ``--label-times`` and ``--seed-ensemble`` vary that one
+option; ``--rounds`` and ``--param KEY=VALUE`` (a LightGBM parameter, repeatable) the booster's
+settings (session 45 re-checked them on today's data: OUT_DIR/cv_metrics.json has the out-of-fold
+figures, `benchmarks/paired_validation.py` the validation ones).
 
     python benchmarks/retrain_manifest.py MODEL_DIR OUT_DIR [--no-hold-out] [--add F ...]
-        [--label-times retimed|aligned|screen] [--seed-ensemble N]
+        [--label-times retimed|aligned|screen] [--seed-ensemble N] [--rounds N]
+        [--param KEY=VALUE ...]
 """
 
 import argparse
 import dataclasses
+import json
 from pathlib import Path
 
 from tilepick.model.artifacts import read_json
@@ -34,6 +39,20 @@ def with_added(files: list[str], added: list[str]) -> list[str]:
     return out
 
 
+def parse_params(specs: list[str]) -> dict:
+    """``["learning_rate=0.1", "objective=rank_xendcg"]`` -> {"learning_rate": 0.1, ...}."""
+    out = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not key or not sep:
+            raise SystemExit(f"--param wants KEY=VALUE, got {spec!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
@@ -42,6 +61,9 @@ def main():
     ap.add_argument("--add", nargs="*", default=[], help="more parquet files to train on")
     ap.add_argument("--label-times", choices=LABEL_TIMES, default=None)
     ap.add_argument("--seed-ensemble", type=int, default=None, help="runs in the ensemble")
+    ap.add_argument("--rounds", type=int, default=None, help="boosting rounds")
+    ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="a LightGBM parameter (the value read as JSON where it parses)")
     args = ap.parse_args()
     manifest = read_json(Path(args.model) / "manifest.json")
     opts = dataclasses.replace(recipe_options(args.model), hold_out=not args.no_hold_out)
@@ -49,6 +71,10 @@ def main():
         opts = dataclasses.replace(opts, label_times=args.label_times)
     if args.seed_ensemble:
         opts = dataclasses.replace(opts, seed_ensemble=args.seed_ensemble)
+    if args.rounds:
+        opts = dataclasses.replace(opts, rounds=args.rounds)
+    if args.param:
+        opts = dataclasses.replace(opts, params={**opts.params, **parse_params(args.param)})
     files = with_added([d["path"] for d in manifest["data"]], args.add)
     train(files, manifest["dtype"], manifest["arch"], args.out, opts, log=print)
 
