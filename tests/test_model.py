@@ -821,3 +821,15 @@ def test_packed_boosters_equal_their_parts():
     np.testing.assert_allclose(single.predict(np.asfortranarray(x[:9]), 1, 2),
                                parts[2].predict(x[:9], raw_score=True, start_iteration=1,
                                                 num_iteration=2))
+
+
+def test_a_missing_model_says_what_was_looked_for(tmp_path, monkeypatch):
+    """The CLI answers ModelNotFound with the --arch values that would load, from what the
+    error carries: no second search of its own."""
+    from tilepick.model.artifacts import ModelNotFound, find_model_dir
+
+    monkeypatch.setenv("TILEPICK_MODELS", str(tmp_path))
+    with pytest.raises(ModelNotFound, match="gemm_bf16_nosucharch") as err:
+        find_model_dir("gemm", "bf16", "nosucharch")
+    assert isinstance(err.value, ModelError)
+    assert (err.value.op, err.value.dtype, err.value.arch) == ("gemm", "bf16", "nosucharch")

@@ -1,0 +1,53 @@
+"""Scripts behind the committed GPU runs: the probe list that continues an earlier run
+(benchmarks/problems/make_lt_llm_list.py --next) and the retrain script's LightGBM overrides
+(benchmarks/retrain_manifest.py --param), whose outputs are quoted in BENCHMARKS.md."""
+
+import gzip
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module(relpath: str, name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / relpath)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+lt_list = _module("benchmarks/problems/make_lt_llm_list.py", "make_lt_llm_list")
+retrain = _module("benchmarks/retrain_manifest.py", "retrain_manifest")
+
+
+def test_the_order_is_seeded_and_keeps_out_the_suite_weights():
+    specs = lt_list.ordered_specs()
+    assert specs == lt_list.ordered_specs() and len(specs) == len(set(specs))
+    suite = {(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336),    # Llama-3-8B (N, K)
+             (10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672)}  # Llama-3-70B
+    for spec in specs:
+        m, n, k = map(int, spec.split(":")[0].split("x"))
+        assert (n, k) not in suite and m * n * k <= lt_list.MAX_FLOP
+
+
+def test_the_next_list_skips_probed_shapes_in_the_same_order(tmp_path, monkeypatch):
+    specs = lt_list.ordered_specs()
+    done = tmp_path / "probe.json.gz"
+    with gzip.open(done, "wt") as f:
+        json.dump({"rows": [{"spec": s} for s in specs[:5] + specs[7:9]]}, f)
+    monkeypatch.setattr(lt_list, "OUT_NEXT", tmp_path / "next.txt")
+    monkeypatch.setattr(lt_list, "COUNT", 4)
+    monkeypatch.setattr("sys.argv", ["make_lt_llm_list.py", "--next", str(done)])
+    lt_list.main()
+    assert (tmp_path / "next.txt").read_text().split() == specs[5:7] + specs[9:11]
+
+
+def test_params_are_read_as_json_where_they_parse():
+    assert retrain.parse_params(["learning_rate=0.1", "objective=rank_xendcg",
+                                 "lambdarank_truncation_level=40"]) == {
+        "learning_rate": 0.1, "objective": "rank_xendcg", "lambdarank_truncation_level": 40}
+    with pytest.raises(SystemExit, match="KEY=VALUE"):
+        retrain.parse_params(["learning_rate"])
