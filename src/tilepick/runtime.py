@@ -105,14 +105,22 @@ def device_guard_getter():
     tensors' device; tensors of cuda:1 while cuda:0 is current (model-parallel code) hung on two
     H200s without it (BENCHMARKS "Session 44"). The current device comes from
     ``torch._C._cuda_getDevice``, one C call where torch has it (~0.1 us, against ~1 us for
-    ``torch.cuda.current_device()``): the check runs on every ``tilepick.matmul`` call."""
+    ``torch.cuda.current_device()``): the check runs on every ``tilepick.matmul`` call. A
+    process that sees one GPU skips it: its tensors' GPU is always the current one. The GPU
+    count is read at the first CUDA tensor, not at import, so that importing tilepick neither
+    initialises CUDA nor fixes the count before the caller sets CUDA_VISIBLE_DEVICES."""
     import torch
 
     current = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
     switch = torch.cuda.device
+    several: list[bool] = []   # [torch.cuda.device_count() > 1], once a CUDA tensor came
 
     def guard(tensor):
-        return switch(tensor.device) if tensor.is_cuda and tensor.get_device() != current() \
+        if not tensor.is_cuda:
+            return None
+        if not several:
+            several.append(torch.cuda.device_count() > 1)
+        return switch(tensor.device) if several[0] and tensor.get_device() != current() \
             else None
     return guard
 
