@@ -138,6 +138,8 @@ class CandidateTable:
         self._bn_at_min = self._bn <= self.min_block_n
         self._bk_at_min = self._bk <= self.min_block_k
         self._split = np.flatnonzero(ci["split_k"] > 1)
+        present = {FAMILY_CODES[i] for i in np.unique(self.family_index)}
+        self._solvers = [(fam, solver) for fam, solver in SOLVERS.items() if fam in present]
         bm_s, bn_s, bk_s, sk_s = (ci[k][self._split] for k in ("block_m", "block_n", "block_k",
                                                                "split_k"))
         # ceil(K / bk) >= split_k  <=>  K > (split_k - 1) * bk
@@ -150,13 +152,17 @@ class CandidateTable:
     def _family_ok(self, p: GemmProblem) -> np.ndarray:
         """Which families can serve the problem, by the solvers' own not_applicable_reason.
 
-        One shortcut: the repack family serves exactly the problems the plain TMA family
-        cannot (its rule says so, and building its aligned stand-in problem costs more than
-        the rest of the mask), so it is only asked when gemm.tma said no.
+        Only the families the table has configs of are asked: a family without any (the
+        cuBLASLt entries, which the dispatcher adds beside the model's ranking) would be asked
+        for nothing, and its rule may be costly (cuBLASLt's imports torch and loads the
+        library, which is most of a CPU-only ``tilepick predict``'s start-up). One shortcut:
+        the repack family serves exactly the problems the plain TMA family cannot (its rule
+        says so, and building its aligned stand-in problem costs more than the rest of the
+        mask), so it is only asked when gemm.tma said no.
         """
         hw = self.hw
         ok = {}
-        for fam, solver in SOLVERS.items():
+        for fam, solver in self._solvers:
             if fam == "gemm.tma_repack" and ok.get("gemm.tma"):
                 ok[fam] = False
             else:
