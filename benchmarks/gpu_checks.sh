@@ -4,7 +4,10 @@
 # the machine has two or more, benchmarks/multi_gpu_check.py on all of them. Prints one line per
 # check script: its exit code, check count and failures.
 #
-#   OUT=DIR bash benchmarks/gpu_checks.sh
+#   TILEPICK_COMMIT=<hash> OUT=DIR bash benchmarks/gpu_checks.sh
+#
+# (the device's copy of the tree has no git history: the provenance takes the commit from
+# TILEPICK_COMMIT there)
 #
 # Why a script: session 45 ran these by hand, cut the summary line short and wrote one file
 # more than the device brings back (8), so one result was lost; a tar is one file.
