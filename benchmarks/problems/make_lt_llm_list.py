@@ -24,12 +24,12 @@ heuristic's LLM-suite rows below 0.97x were entry picks on LLM-shaped problems
 """
 
 import argparse
-import gzip
 import json
 import random
 from pathlib import Path
 
 from tilepick.bench import shapes
+from tilepick.data.io import open_text
 
 HERE = Path(__file__).parent
 OUT = HERE / "cublaslt_llm_bf16.txt"
@@ -59,8 +59,12 @@ def ordered_specs() -> list[str]:
 
 
 def probed(results: list[str]) -> set[str]:
-    """The shapes (``MxNxK:layout``) that probe result files hold."""
-    return {r["spec"] for f in results for r in json.load(gzip.open(f))["rows"]}
+    """The shapes (``MxNxK:layout``) that probe result files (JSON, gzip or not) hold."""
+    out = set()
+    for f in results:
+        with open_text(f) as fh:
+            out |= {r["spec"] for r in json.load(fh)["rows"]}
+    return out
 
 
 def main() -> None:
