@@ -10,12 +10,9 @@
 # new parts are compacted into NAME.parquet; parquet files, sweep summaries and logs come back
 # as one tar in $OUT (the device tool returns at most 8 files). Run from the repository root.
 set -u
-: "${OUT:?set OUT to the folder that comes back}"
-export PYTHONPATH=src PYTHONUNBUFFERED=1
-work=/tmp/campaign
-rm -rf "$work" && mkdir -p "$work/result"
 . "$(dirname "$0")/gpu_state.sh"
-gpu_state "$work/result/gpu.csv"
+work=/tmp/campaign
+device_call_start "$work" "$work/result"
 for spec in "$@"; do
     name=${spec%%:*}; rest=${spec#*:}
     secs=${rest%%:*}; rest=${rest#*:}

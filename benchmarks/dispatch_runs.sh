@@ -13,13 +13,10 @@
 # Why: --budget-s is checked between problems only, and one exhaustive problem on the 70B
 # down projection ran the call past the device's 600 s, which then brought nothing back.
 set -u
-: "${OUT:?set OUT to the folder that comes back}"
 deadline=$(( $(date +%s) + ${CALL_LIMIT_S:-560} ))
-export PYTHONPATH=src PYTHONUNBUFFERED=1
-work=/tmp/dispatch_runs
-rm -rf "$work" && mkdir -p "$work"
 . "$(dirname "$0")/gpu_state.sh"
-gpu_state "$work/gpu.csv"
+work=/tmp/dispatch_runs
+device_call_start "$work"
 for spec in "$@"; do
     name=${spec%%:*}; args=${spec#*:}
     start=$(date +%s)

@@ -12,12 +12,9 @@
 # Why a script: session 45 ran these by hand, cut the summary line short and wrote one file
 # more than the device brings back (8), so one result was lost; a tar is one file.
 set -u
-: "${OUT:?set OUT to the folder that comes back}"
-export PYTHONPATH=src PYTHONUNBUFFERED=1
-work=/tmp/gpu_checks
-rm -rf "$work" && mkdir -p "$work"
 . "$(dirname "$0")/gpu_state.sh"
-gpu_state "$work/gpu.csv"
+work=/tmp/gpu_checks
+device_call_start "$work"
 summary() {   # NAME RC JSON: one line, whatever the JSON holds
     python3 - "$@" <<'PY'
 import json, sys
