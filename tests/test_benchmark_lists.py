@@ -45,6 +45,15 @@ def test_the_next_list_skips_probed_shapes_in_the_same_order(tmp_path, monkeypat
     assert (tmp_path / "next.txt").read_text().split() == specs[5:7] + specs[9:11]
 
 
+def test_a_file_that_is_no_probe_result_is_named(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text('{"shapes": []}')
+    with pytest.raises(SystemExit, match="x.json: not a cublaslt_probe.py result"):
+        lt_list.probed([str(bad)])
+    with pytest.raises(SystemExit, match="missing.json.gz: not a cublaslt_probe.py result"):
+        lt_list.probed([str(tmp_path / "missing.json.gz")])
+
+
 def test_params_are_read_as_json_where_they_parse():
     assert retrain.parse_params(["learning_rate=0.1", "objective=rank_xendcg",
                                  "lambdarank_truncation_level=40"]) == {

@@ -62,8 +62,12 @@ def probed(results: list[str]) -> set[str]:
     """The shapes (``MxNxK:layout``) that probe result files (JSON, gzip or not) hold."""
     out = set()
     for f in results:
-        with open_text(f) as fh:
-            out |= {r["spec"] for r in json.load(fh)["rows"]}
+        try:
+            with open_text(f) as fh:
+                out |= {r["spec"] for r in json.load(fh)["rows"]}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"{f}: not a cublaslt_probe.py result ({type(exc).__name__}: "
+                             f"{exc})") from None
     return out
 
 
