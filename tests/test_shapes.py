@@ -249,6 +249,18 @@ def test_train_thin_long_k_alternates_decode_steps_and_tiny_outputs():
     assert S.train_thin_long_k("bf16", "rr", 0) != S.train_thin_long_k("bf16", "rr", 1)
 
 
+def test_train_low_flop_alternates_narrow_outputs_and_small_odd_problems():
+    low = S.train_low_flop("bf16", "rr", 0)
+    assert len(low) == 600 and low == S.train_low_flop("bf16", "rr", 0)
+    assert S.problem_set("train_low_flop", "bf16", "rr", 0, 50) == low[:50]
+    narrow, small = low[0::2], low[1::2]       # the draws alternate and none is dropped here
+    assert all(p.n <= 16 and 16 <= p.m <= 131072 and 64 <= p.k <= 131072 for p in narrow)
+    assert all(max(p.m, p.n, p.k) <= 4096 and 2 * p.m * p.n * p.k <= 1 << 31 for p in small)
+    assert sum(p.n == 1 for p in narrow) >= 30 and sum(p.k % 8 for p in small) >= 150
+    assert_training_only(low, "rr")
+    assert S.train_low_flop("bf16", "rr", 0) != S.train_low_flop("bf16", "rr", 1)
+
+
 # -- problem files ---------------------------------------------------------------------------------
 SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),
           GemmProblem(3, 5, 7, batch=4, dtype="fp32", tf32=True),
