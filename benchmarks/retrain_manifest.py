@@ -6,12 +6,14 @@ Why a script: the fp16 and fp8 recipes are "session N's files", not folders (the
 grown since), so `tilepick train --data FOLDER ...` would not rebuild them. ``--add FILE ...``
 trains on more files with everything else the same (session 36: the re-timed pointer-kernel
 rows, each added file inside a folder the manifest already reads; others are refused, as they
-would change the recipe, not refresh it). ``--label-times`` and ``--seed-ensemble`` vary that one
+would change the recipe, not refresh it; ``--new-folder`` lets them in, for a deliberate
+extension of the recipe by a new dataset folder: session 46's `train_low_flop`). ``--label-times`` and ``--seed-ensemble`` vary that one
 option; ``--rounds`` and ``--param KEY=VALUE`` (a LightGBM parameter, repeatable) the booster's
 settings (session 45 re-checked them on today's data: OUT_DIR/cv_metrics.json has the out-of-fold
 figures, `benchmarks/paired_validation.py` the validation ones).
 
     python benchmarks/retrain_manifest.py MODEL_DIR OUT_DIR [--no-hold-out] [--add F ...]
+        [--new-folder]
         [--label-times retimed|aligned|screen] [--seed-ensemble N] [--rounds N]
         [--param KEY=VALUE ...]
 """
@@ -27,12 +29,13 @@ from tilepick.model.evaluate import recipe_options
 from tilepick.model.train import train
 
 
-def with_added(files: list[str], added: list[str]) -> list[str]:
-    """The manifest's files and the added ones (new files of folders it reads, once each)."""
+def with_added(files: list[str], added: list[str], new_folders: bool = False) -> list[str]:
+    """The manifest's files and the added ones (new files of folders it reads, or of any
+    folder with ``new_folders``; once each)."""
     folders = {str(Path(f).parent) for f in files}
     out = list(files)
     for f in added:
-        if str(Path(f).parent) not in folders:
+        if not new_folders and str(Path(f).parent) not in folders:
             raise SystemExit(f"{f}: not in a folder the model's manifest reads ({sorted(folders)})")
         if f not in out:
             out.append(f)
@@ -59,6 +62,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--no-hold-out", action="store_true")
     ap.add_argument("--add", nargs="*", default=[], help="more parquet files to train on")
+    ap.add_argument("--new-folder", action="store_true",
+                    help="--add may name files outside the manifest's folders (a new recipe)")
     ap.add_argument("--label-times", choices=LABEL_TIMES, default=None)
     ap.add_argument("--seed-ensemble", type=int, default=None, help="runs in the ensemble")
     ap.add_argument("--rounds", type=int, default=None, help="boosting rounds")
@@ -75,7 +80,7 @@ def main():
         opts = dataclasses.replace(opts, rounds=args.rounds)
     if args.param:
         opts = dataclasses.replace(opts, params={**opts.params, **parse_params(args.param)})
-    files = with_added([d["path"] for d in manifest["data"]], args.add)
+    files = with_added([d["path"] for d in manifest["data"]], args.add, args.new_folder)
     train(files, manifest["dtype"], manifest["arch"], args.out, opts, log=print)
 
 

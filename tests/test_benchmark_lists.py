@@ -60,3 +60,13 @@ def test_params_are_read_as_json_where_they_parse():
         "learning_rate": 0.1, "objective": "rank_xendcg", "lambdarank_truncation_level": 40}
     with pytest.raises(SystemExit, match="KEY=VALUE"):
         retrain.parse_params(["learning_rate"])
+
+
+def test_added_files_outside_the_recipe_folders_need_new_folder():
+    files = ["d/train_rr/chunk-001.parquet"]
+    assert retrain.with_added(files, ["d/train_rr/retime-002.parquet", files[0]]) == [
+        files[0], "d/train_rr/retime-002.parquet"]
+    with pytest.raises(SystemExit, match="train_low_flop"):
+        retrain.with_added(files, ["d/train_low_flop/chunk-001.parquet"])
+    assert retrain.with_added(files, ["d/train_low_flop/chunk-001.parquet"], True) == [
+        files[0], "d/train_low_flop/chunk-001.parquet"]
