@@ -239,6 +239,26 @@ def test_training_by_weight_folds_is_recorded_and_followed_by_evaluate(data_dir,
         TrainOptions(fold_grouping="token")
 
 
+def test_a_models_dataset_leaves_out_cublaslt_entry_rows(tmp_path):
+    """Sweeps sample the cuBLASLt entries with the other families; this ranker does not rank
+    them, so they must neither be candidates nor raise a problem's best (its labels)."""
+    rows = synthetic_rows(SHAPES[:4])
+    p = GemmProblem(*SHAPES[0])
+    entry = KernelConfig.from_id("gemm.cublaslt.a66.t197.s35.k1.r0.w0.c2.i0.cl5")
+    best = max(r["tflops"] for r in rows if r["problem_key"] == p.key())
+    rows.append({**rows[0], **problem_fields(p), **config_fields(entry),
+                 "time_ms": p.flops / (2 * best * 1e9), "tflops": 2 * best})
+    io.write_part(tmp_path, rows)
+    cleaned = dataset.clean(dataset.read_raw([tmp_path]))
+    assert (cleaned["family"] == "gemm.cublaslt").sum() == 1
+    ds = dataset.load([tmp_path])
+    assert not any(c.startswith("gemm.cublaslt") for c in ds.config_ids)
+    i = list(ds.problem_keys).index(p.key())
+    assert ds.n_problems == 4 and float(ds.best[ds.starts][i]) == pytest.approx(
+        cleaned.loc[(cleaned["problem_key"] == p.key())
+                    & (cleaned["family"] != "gemm.cublaslt"), "tflops"].max())
+
+
 def test_training_leaves_out_held_out_weights_unless_told(tmp_path):
     from tilepick.bench.shapes import held_out_weights
     from tilepick.model.evaluate import recipe_data, recipe_options

@@ -12,7 +12,12 @@ Rules (each is a decision about what the model may learn from):
   :mod:`tilepick.bench.retime`, times a problem's contenders together, so its values share
   one timing regime; an older re-timing's do not), and the median time of the preferred
   rows is kept;
-* rows are sorted by problem so that each problem is one contiguous query (LambdaRank).
+* rows are sorted by problem so that each problem is one contiguous query (LambdaRank);
+* a model's Dataset (:func:`load`) leaves out the cuBLASLt entries' rows
+  (:data:`~tilepick.config.NAMED_VENDOR_FAMILIES`): this ranker does not rank them (the entry
+  model of ``tilepick lt`` does, from its own probes), so its labels are relative to the best
+  of what it ranks. Sweeps since the entries became a family (session 46's `train_low_flop`)
+  sample them with the rest; :func:`clean` keeps them for the tools that re-time contenders.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tilepick.config import NAMED_VENDOR_FAMILIES
 from tilepick.data.io import part_files, read_frame
 from tilepick.data.schema import RETIME_PREFIX
 from tilepick.features import frame_matrix
@@ -324,6 +330,7 @@ def load(paths, dtype: str = "bf16", arch: str = "h200", pool=(),
                         for d, g in zip(raw["dtype"], raw["gpu_name"].fillna(""))})
         raise DataError(f"no valid {dtype} rows measured on {arch} in "
                         f"{[str(p) for p in paths]} (found dtype/arch pairs: {found[:6]})")
+    frame = frame[~frame["family"].isin(NAMED_VENDOR_FAMILIES)].reset_index(drop=True)
     dropped = 0
     if hold_out:
         frame, dropped = drop_held_out(frame)
