@@ -39,6 +39,7 @@ def scores(ds, folds, opts) -> dict:
     g = gate_out_of_fold(res, folds, ds.served, opts.seed)
     sc = res.scored
     groups = sc.problem_groups["winner_family"]
+    layouts = sc.frame["layout"].to_numpy()[sc.starts].astype(str)
     out = {}
     for name, table in (("ranker", res.table), ("gated", g.table)):
         eff = table["efficiency"].to_numpy()
@@ -48,8 +49,16 @@ def scores(ds, folds, opts) -> dict:
                      "by_winner_family": {f: {"problems": int((groups == f).sum()),
                                               "mean": float(eff[groups == f].mean())}
                                           for f in sorted(set(groups))},
+                     "by_layout": {lay: {"problems": int((layouts == lay).sum()),
+                                         "mean": float(eff[layouts == lay].mean()),
+                                         "p10": float(np.percentile(eff[layouts == lay], 10))}
+                                   for lay in sorted(set(layouts))},
                      "by_m": metrics.method_summary(table, sc.frame["m"].to_numpy()[sc.starts]
-                                                    ).get("by_m")}
+                                                    ).get("by_m"),
+                     # per problem, so that any subset (a layout's small problems) can be
+                     # compared afterwards without re-training
+                     "per_problem": dict(zip(sc.problem_keys[table["problem"].to_numpy()],
+                                             map(float, eff)))}
     return out
 
 
