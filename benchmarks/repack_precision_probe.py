@@ -1,0 +1,67 @@
+"""Why did `gemm.cublas_repack` fail the check on rr 22 x 13 x 32020 (session 46, error 0.028
+against a tolerance of 0.02; plain cuBLAS 0.0016)? (GPU, seconds.)
+
+Hypothesis: cuBLAS runs the padded problem (K and N padded to 16-byte multiples) with a split-K
+whose partial sums torch lets it keep in bf16
+(`torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction`, on by default), while the
+unpadded problem gets an algorithm without that. Each problem is run through tilepick's two
+cuBLAS families and through torch.matmul on the padded problem itself, with the switch on and
+off; the relative error (the sweep's check, ‖out - ref‖ / ‖ref‖ against float64) is printed.
+
+    PYTHONPATH=src python3 benchmarks/repack_precision_probe.py [--out FILE.json] [--device cpu]
+"""
+
+import argparse
+
+import torch
+
+from tilepick import solvers
+from tilepick.data.io import write_json
+from tilepick.provenance import collect
+from tilepick.problem import GemmProblem
+from tilepick.solvers import repack
+from tilepick.tensors import checked_reference, make_inputs, tolerance
+
+PROBLEMS = ["gemm.bf16.rr.m22.n13.k32020", "gemm.bf16.rr.m16.n257.k32768",
+            "gemm.bf16.rr.m60.n1.k90716", "gemm.bf16.rr.m64.n7.k65521"]
+
+
+def error(p: GemmProblem, family: str, device: str) -> float:
+    inp = make_inputs(p, torch.device(device), seed=0)
+    ref = checked_reference(p, inp)
+    inp.out.fill_(float("nan"))
+    solvers.launch(p, family, inp.a, inp.b, inp.out)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return float(ref.error(inp.out))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--device", default="cuda", help="cpu: a dry run of the script itself")
+    args = ap.parse_args()
+    flag = torch.backends.cuda.matmul
+    rows = []
+    for key in PROBLEMS:
+        p = GemmProblem.from_key(key)
+        q = repack.padded_problem(p)
+        for reduced in (True, False):
+            flag.allow_bf16_reduced_precision_reduction = reduced
+            row = {"problem": key, "padded": q.key(), "reduced_precision_reduction": reduced,
+                   "tolerance": tolerance(p)}
+            for fam in ("gemm.cublas", "gemm.cublas_repack"):
+                try:
+                    row[fam] = error(p, fam, args.device)
+                except Exception as exc:  # a family that does not serve it says why
+                    row[fam] = f"{type(exc).__name__}: {exc}"[:200]
+            row["torch.matmul on the padded problem"] = error(q, "gemm.cublas", args.device)
+            rows.append(row)
+            print(row, flush=True)
+    flag.allow_bf16_reduced_precision_reduction = True
+    if args.out:
+        write_json(args.out, {"provenance": collect(), "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
