@@ -41,6 +41,21 @@ def triton_families(problem):
 # -- config sampling -------------------------------------------------------------------------
 
 
+def test_sweeps_leave_the_cublaslt_entries_out_unless_named(monkeypatch):
+    """The entries are vendor candidates (measured on top of any sample), but the main ranker
+    does not rank them and their model has its own probes: a sweep measures them only when
+    ``--family`` names the family."""
+    entry = cfg.KernelConfig.from_id("gemm.cublaslt.a66.t197.s35.k1.r0.w0.c2.i0.cl5")
+    lt = solvers.SOLVERS["gemm.cublaslt"]
+    monkeypatch.setattr(lt, "configs", lambda problem, hw=None: [entry])
+    assert entry in solvers.applicable_configs(WIDE)
+    assert "gemm.cublaslt" not in sweep_mod.SWEPT_FAMILIES
+    for n in (None, 7):
+        assert entry not in sample_configs(WIDE, n, random.Random(0))
+        named = sample_configs(WIDE, n, random.Random(0), families=["gemm.ptr", "gemm.cublaslt"])
+        assert entry in named and {c.family for c in named} == {"gemm.ptr", "gemm.cublaslt"}
+
+
 def test_sample_configs_keeps_every_family_and_is_deterministic():
     fams = triton_families(WIDE)
     assert fams == {"gemm.ptr", "gemm.tma", "gemm.tma_persistent", "gemm.splitk",

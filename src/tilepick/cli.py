@@ -214,7 +214,9 @@ def sweep(problems: str = typer.Option(..., "--problems",
                                        help="a named problem set (see tilepick.bench.shapes), a CSV/JSONL file, or a dataset (parquet file or folder: its problems of --dtype and --layout)"),
           out: str = typer.Option(..., "--out", help="output folder of parquet parts (resumable)"),
           dtype: str = DTYPE_OPT, layout: str = LAYOUT_OPT,
-          family: Optional[list[str]] = typer.Option(None, "--family", help="restrict to families"),
+          family: Optional[list[str]] = typer.Option(
+              None, "--family", help="restrict to families (default: all but the cuBLASLt "
+              "entries, which their own probes measure)"),
           sample: Optional[int] = typer.Option(None, "--sample", help="configs per problem drawn at random (default: all; 0: none, with --model-top)"),
           model_top: int = typer.Option(0, "--model-top", help="also measure the model's N best-ranked Triton configs per problem"),
           model: Optional[str] = typer.Option(None, "--model", help="model directory for --model-top and --order model (default: the shipped model of --dtype)"),
