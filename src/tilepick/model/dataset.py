@@ -16,8 +16,9 @@ Rules (each is a decision about what the model may learn from):
 * a model's Dataset (:func:`load`) leaves out the cuBLASLt entries' rows
   (:data:`~tilepick.config.NAMED_VENDOR_FAMILIES`): this ranker does not rank them (the entry
   model of ``tilepick lt`` does, from its own probes), so its labels are relative to the best
-  of what it ranks. Sweeps since the entries became a family (session 46's `train_low_flop`)
-  sample them with the rest; :func:`clean` keeps them for the tools that re-time contenders.
+  of what it ranks. Session 46's first `train_low_flop` sweep sampled them with the rest;
+  sweeps leave them out by default since (:data:`tilepick.bench.sweep.SWEPT_FAMILIES`);
+  :func:`clean` keeps them for the tools that re-time contenders.
 """
 
 from __future__ import annotations
