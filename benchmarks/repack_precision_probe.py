@@ -15,25 +15,22 @@ import argparse
 
 import torch
 
-from tilepick import solvers
+from tilepick.bench.runner import ProblemInputs, run_config
 from tilepick.data.io import write_json
 from tilepick.provenance import collect
 from tilepick.problem import GemmProblem
 from tilepick.solvers import repack
-from tilepick.tensors import checked_reference, make_inputs, tolerance
+from tilepick.tensors import tolerance
 
 PROBLEMS = ["gemm.bf16.rr.m22.n13.k32020", "gemm.bf16.rr.m16.n257.k32768",
             "gemm.bf16.rr.m60.n1.k90716", "gemm.bf16.rr.m64.n7.k65521"]
 
 
-def error(p: GemmProblem, family: str, device: str) -> float:
-    inp = make_inputs(p, torch.device(device), seed=0)
-    ref = checked_reference(p, inp)
-    inp.out.fill_(float("nan"))
-    solvers.launch(p, family, inp.a, inp.b, inp.out)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return float(ref.error(inp.out))
+def error(family: str, data: ProblemInputs) -> float | str:
+    """The sweep's check (``run_config``) of one family: its relative error, or why it has
+    none (a family that does not serve the problem, a launch that failed)."""
+    result = run_config(data.problem, family, data, timed=False)
+    return result.rel_error if result.rel_error is not None else result.reason
 
 
 def main():
@@ -46,16 +43,15 @@ def main():
     for key in PROBLEMS:
         p = GemmProblem.from_key(key)
         q = repack.padded_problem(p)
+        # the same seeded inputs, and one float64 reference each, for every run below
+        data, padded = (ProblemInputs.make(x, args.device, seed=0) for x in (p, q))
         for reduced in (True, False):
             flag.allow_bf16_reduced_precision_reduction = reduced
             row = {"problem": key, "padded": q.key(), "reduced_precision_reduction": reduced,
                    "tolerance": tolerance(p)}
             for fam in ("gemm.cublas", "gemm.cublas_repack"):
-                try:
-                    row[fam] = error(p, fam, args.device)
-                except Exception as exc:  # a family that does not serve it says why
-                    row[fam] = f"{type(exc).__name__}: {exc}"[:200]
-            row["torch.matmul on the padded problem"] = error(q, "gemm.cublas", args.device)
+                row[fam] = error(fam, data)
+            row["torch.matmul on the padded problem"] = error("gemm.cublas", padded)
             rows.append(row)
             print(row, flush=True)
     flag.allow_bf16_reduced_precision_reduction = True
