@@ -261,6 +261,19 @@ def test_train_low_flop_alternates_narrow_outputs_and_small_odd_problems():
     assert S.train_low_flop("bf16", "rr", 0) != S.train_low_flop("bf16", "rr", 1)
 
 
+
+def test_train_decode_misaligned_k_draws_even_and_odd_k_never_a_multiple_of_8():
+    dec = S.train_decode_misaligned_k("bf16", "rc", 0)
+    assert len(dec) == 300 and dec == S.train_decode_misaligned_k("bf16", "rc", 0)
+    assert S.problem_set("train_decode_misaligned_k", "bf16", "rc", 0, 40) == dec[:40]
+    assert all(1 <= p.m <= 16 and 1024 <= p.n <= 131072 and 1024 <= p.k <= 65537 for p in dec)
+    assert not any(p.k % 8 == 0 for p in dec)
+    odd = [p for p in dec if p.k % 2]
+    assert 80 <= len(odd) <= 120 and {p.k % 8 for p in dec if p.k % 2 == 0} == {2, 4, 6}
+    assert sum(p.m == 1 for p in dec) >= 20
+    assert_training_only(dec, "rc")
+    assert dec != S.train_decode_misaligned_k("bf16", "rr", 0)
+
 # -- problem files ---------------------------------------------------------------------------------
 SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),
           GemmProblem(3, 5, 7, batch=4, dtype="fp32", tf32=True),

@@ -48,7 +48,8 @@ __all__ = [
     "Projection", "llm_projections", "token_counts", "within_caps", "llm", "square",
     "random_loguniform", "tall_skinny", "k_heavy", "edge_cases", "mixed",
     "training_and_validation", "train_extra", "train_narrow", "train_decode", "train_midm",
-    "train_small_k", "train_thin_long_k", "train_low_flop", "EXTRA_MODELS", "NAMED_SETS", "problem_set", "resolve_problems",
+    "train_small_k", "train_thin_long_k", "train_low_flop", "train_decode_misaligned_k",
+    "EXTRA_MODELS", "NAMED_SETS", "problem_set", "resolve_problems",
     "ProblemFileError", "read_problem_file", "write_problem_file",
     "DEFAULT_N_TRAIN", "DEFAULT_N_VAL",
 ]
@@ -769,6 +770,30 @@ def train_low_flop(dtype="bf16", layout: str = "rr", seed: int = 0,
                                 else count, draw)
 
 
+def train_decode_misaligned_k(dtype="bf16", layout: str = "rr", seed: int = 0,
+                              count: int | None = 300) -> list[GemmProblem]:
+    """Decode steps over big weights whose K is not a multiple of 8: M log-uniform in [1, 16],
+    N in [1024, 131072], K in [1024, 65536], K even on two draws of three (a multiple of 2
+    or 4, not of 8) and odd on the third. Why (session 47, out of fold over 10,061 problems):
+    at M <= 8 with N, K >= 1024 the model reads 98.5-99.2% where K is a multiple of 8 and
+    84-94% where it is not (rc odd K 84.1%, rr even K 89.0%), on 12-21 training problems per
+    layout and kind: cuBLAS's row loads align on even K and lose on odd K, and the GEMV's
+    K blocks lose on both (rc 4 x 13280 x 3082: GEMV 0.57 of cuBLAS; the rc validation
+    problem 3 x 13650 x 12674: 0.80). Never an (M, N, K) of the validation or the train
+    pool, nor a weight shape (N, K) of the held-out families."""
+    def draw(rng, have):
+        m, n = _loguniform_int(rng, 1, 16), _loguniform_int(rng, 1024, 131072)
+        k = _loguniform_int(rng, 1024, 65536)
+        if have % 3 < 2:                            # even, not a multiple of 8
+            k = 2 * (k // 2)
+            k += 2 if k % 8 == 0 else 0
+        else:
+            k |= 1                                  # odd
+        return m, n, k
+    return _training_only_draws(dtype, layout, seed, "train_decode_misaligned_k",
+                                300 if count is None else count, draw)
+
+
 def mixed(dtype="bf16", layout: str = "rr", seed: int = 0,
           count: int | None = 1000) -> list[GemmProblem]:
     """A blend of every generator (40% LLM, 25% random, 10% each square / tall-skinny /
@@ -850,6 +875,7 @@ NAMED_SETS: dict[str, ProblemSetFn] = {
     "train_small_k": train_small_k,
     "train_thin_long_k": train_thin_long_k,
     "train_low_flop": train_low_flop,
+    "train_decode_misaligned_k": train_decode_misaligned_k,
     "mixed": mixed,
 }
 
