@@ -773,22 +773,23 @@ def train_low_flop(dtype="bf16", layout: str = "rr", seed: int = 0,
 def train_decode_misaligned_k(dtype="bf16", layout: str = "rr", seed: int = 0,
                               count: int | None = 300) -> list[GemmProblem]:
     """Decode steps over big weights whose K is not a multiple of 8: M log-uniform in [1, 16],
-    N in [1024, 131072], K in [1024, 65536], K even on two draws of three (a multiple of 2
+    N in [1024, 131072], K in [1024, 65535], K even on two draws of three (a multiple of 2
     or 4, not of 8) and odd on the third. Why (session 47, out of fold over 10,061 problems):
     at M <= 8 with N, K >= 1024 the model reads 98.5-99.2% where K is a multiple of 8 and
-    84-94% where it is not (rc odd K 84.1%, rr even K 89.0%), on 12-21 training problems per
-    layout and kind: cuBLAS's row loads align on even K and lose on odd K, and the GEMV's
-    K blocks lose on both (rc 4 x 13280 x 3082: GEMV 0.57 of cuBLAS; the rc validation
-    problem 3 x 13650 x 12674: 0.80). Never an (M, N, K) of the validation or the train
-    pool, nor a weight shape (N, K) of the held-out families."""
+    84-94% where it is not (rc odd K 84.1%, rr even K 88.9%), on 12-21 training problems per
+    layout and kind. There the winner turns on K: at M = 4 with even K cuBLAS wins and the
+    GEMV reads 0.52-0.67 of it (rc 4 x 13280 x 3082: 0.57; the rc validation problem
+    3 x 13650 x 12674: 0.80), while with odd K cuBLAS reads 0.59-0.94 of the best and the
+    GEMV or the pointer kernels win. Never an (M, N, K) of the validation or the train pool,
+    nor a weight shape (N, K) of the held-out families."""
     def draw(rng, have):
         m, n = _loguniform_int(rng, 1, 16), _loguniform_int(rng, 1024, 131072)
-        k = _loguniform_int(rng, 1024, 65536)
-        if have % 3 < 2:                            # even, not a multiple of 8
+        k = _loguniform_int(rng, 1024, 65535)
+        if have % 3 < 2:                            # even, not a multiple of 8: <= 65534
             k = 2 * (k // 2)
             k += 2 if k % 8 == 0 else 0
         else:
-            k |= 1                                  # odd
+            k |= 1                                  # odd: <= 65535
         return m, n, k
     return _training_only_draws(dtype, layout, seed, "train_decode_misaligned_k",
                                 300 if count is None else count, draw)
