@@ -261,7 +261,6 @@ def test_train_low_flop_alternates_narrow_outputs_and_small_odd_problems():
     assert S.train_low_flop("bf16", "rr", 0) != S.train_low_flop("bf16", "rr", 1)
 
 
-
 def test_train_decode_misaligned_k_draws_even_and_odd_k_never_a_multiple_of_8():
     dec = S.train_decode_misaligned_k("bf16", "rc", 0)
     assert len(dec) == 300 and dec == S.train_decode_misaligned_k("bf16", "rc", 0)
@@ -273,6 +272,7 @@ def test_train_decode_misaligned_k_draws_even_and_odd_k_never_a_multiple_of_8():
     assert sum(p.m == 1 for p in dec) >= 20
     assert_training_only(dec, "rc")
     assert dec != S.train_decode_misaligned_k("bf16", "rr", 0)
+
 
 # -- problem files ---------------------------------------------------------------------------------
 SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),

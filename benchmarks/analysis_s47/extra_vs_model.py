@@ -27,6 +27,7 @@ from tilepick.model import metrics
 from tilepick.model.dataset import load
 from tilepick.model.predictor import Predictor
 from tilepick.model.validate import model_scores
+from tilepick.problem import GemmProblem
 
 
 def main(oof_path, model, *files):
@@ -38,7 +39,7 @@ def main(oof_path, model, *files):
     t = metrics.per_problem(ds.problem_index, ds.tflops, model_scores(pred, ds))
     before = dict(zip(ds.problem_keys[t["problem"]], t["efficiency"]))
     keys = [k for k in before if k in after]
-    layouts = np.array([k.split(".")[2] for k in keys])
+    layouts = np.array([GemmProblem.from_key(k).layout for k in keys])
     a = np.array([before[k] for k in keys])
     b = np.array([after[k] for k in keys])
     print("| problems | count | model | out of fold with the extra data | difference |")
