@@ -15,7 +15,6 @@
 import json
 import sys
 
-import numpy as np
 import pandas as pd
 
 from tilepick.data.io import open_text
