@@ -1,6 +1,7 @@
 """Session 47: out-of-fold efficiency of decode-like problems (M <= 8, N and K >= 1024) by
 layout and by K's alignment (a multiple of 8, even, odd), from `benchmarks/extra_data_oof.py`'s
-per-problem scores (the gated model with the extra data). CPU, seconds.
+per-problem scores (the gated model with the extra data, and without it on the same
+problems and folds). CPU, seconds.
 
     python benchmarks/analysis_s47/decode_k_alignment.py [benchmarks/results/extra_data_oof_low_flop_layouts_s47.json.gz]
 
@@ -24,18 +25,20 @@ def alignment(k: int) -> str:
 
 def main(path="benchmarks/results/extra_data_oof_low_flop_layouts_s47.json.gz"):
     with open_text(path) as f:
-        per_problem = json.load(f)["with_extra"]["gated"]["per_problem"]
+        res = json.load(f)
+    with_extra = res["with_extra"]["gated"]["per_problem"]
+    without = res["base"]["gated"]["per_problem"]   # same problems and folds, no extra data
     groups = defaultdict(list)
-    for key, eff in per_problem.items():
+    for key, eff in with_extra.items():
         p = GemmProblem.from_key(key)
         if p.m <= 8 and p.n >= 1024 and p.k >= 1024:
-            groups[(p.layout, alignment(p.k))].append(eff)
-    print("| layout | K | problems | mean | P10 | min |")
-    print("|---|---|---|---|---|---|")
-    for (layout, align), effs in sorted(groups.items()):
-        e = 100 * np.array(effs)
-        print(f"| {layout} | {align} | {len(e)} | {e.mean():.1f} | {np.percentile(e, 10):.1f} | "
-              f"{e.min():.1f} |")
+            groups[(p.layout, alignment(p.k))].append((without[key], eff))
+    print("| layout | K | problems | mean without the extra data | mean | P10 | min |")
+    print("|---|---|---|---|---|---|---|")
+    for (layout, align), pairs in sorted(groups.items()):
+        before, e = (100 * np.array(x) for x in zip(*pairs))
+        print(f"| {layout} | {align} | {len(e)} | {before.mean():.1f} | {e.mean():.1f} | "
+              f"{np.percentile(e, 10):.1f} | {e.min():.1f} |")
 
 
 if __name__ == "__main__":
