@@ -13,6 +13,7 @@ rows win over the old ones wherever the loaders merge repeats.
 
     python benchmarks/make_ptr_refresh_lists.py FOLDER... [--out-dir benchmarks/problems/ptr_refresh]
     python benchmarks/make_ptr_refresh_lists.py --big FOLDER... --out-dir benchmarks/problems/ptr_refresh_big
+    python benchmarks/make_ptr_refresh_lists.py --mid FOLDER... --out-dir benchmarks/problems/ptr_refresh_mid
 
 ``--big`` (session 36): the second place the fix mattered. ``ptr_store_probe.py`` read the
 unhinted store 0.76-0.93x the hinted one's time for tiles of >= 8,192 outputs on 1024^3 and
@@ -26,6 +27,14 @@ within X of its problem's best and has no row measured since the fix (``FIXED_SI
 commit's date), on any problem: what is left stale after the two passes (at X = 0.9: 62,533
 configs of 7,068 problems, mostly small and decode problems, where the A/B read the fix at
 0.98-0.99x the old time).
+
+``--mid`` (session 48): mid-sized problems between the two passes (2^16 <= M x N < 2^20, 256 <
+K <= 4096), where the 16-row pointer tiles were never re-timed: on rr 511 x 512 x 513
+(validation, re-timed since the fix) `gemm.ptr.m16n64k128.g8.w4.s4` wins at 10.0 us against
+cuBLAS's 16.3, while its pre-fix row on the training problem rr 511 x 511 x 511 reads 24.0 us
+(0.64 of that problem's best), so the data says these tiles lose there. The picks: the
+16-row `gemm.ptr` and `gemm.splitk_fused` configs within ``MID_NEAR`` of the best in the old
+rows with no row since the fix.
 """
 
 import argparse
@@ -45,6 +54,9 @@ BIG_TILE = 8192          # block_m x block_n
 BIG_OUTPUT = 2 ** 20     # M x N
 NEAR = 0.8               # of the problem's best TFLOP/s, in the old rows
 FIXED_SINCE = "2026-11-26T23:55:13Z"   # commit 4b68a85 (the unhinted store)
+MID_OUTPUT = 2 ** 16     # --mid: M x N from here to BIG_OUTPUT
+MID_MAX_K = 4096
+MID_NEAR = 0.4           # pre-fix 16-row tiles read as low as 0.64 of the best there
 
 
 def output_bound(frame: pd.DataFrame) -> pd.Series:
@@ -82,6 +94,13 @@ def big_tiles(v: pd.DataFrame, raw) -> pd.Series:
             & (v["m"] * v["n"] >= BIG_OUTPUT))
 
 
+def mid_sixteen_rows(v: pd.DataFrame, raw) -> pd.Series:
+    """``--mid``: 16-row tiles on mid-sized problems, not re-timed since the fix."""
+    mn = v["m"] * v["n"]
+    return (~output_bound(v) & (mn >= MID_OUTPUT) & (mn < BIG_OUTPUT) & (v["k"] <= MID_MAX_K)
+            & (v["block_m"] == 16) & not_retimed_since_fix(v, raw))
+
+
 def not_retimed_since_fix(v: pd.DataFrame, raw) -> pd.Series:
     """``--near``: no row of the (problem, config) measured since the fix (FIXED_SINCE)."""
     rows = raw()
@@ -96,13 +115,16 @@ def main():
     ap.add_argument("folders", nargs="+")
     ap.add_argument("--out-dir", default="benchmarks/problems/ptr_refresh")
     ap.add_argument("--big", action="store_true", help="big tiles near the best (see above)")
+    ap.add_argument("--mid", action="store_true", help="16-row tiles on mid-sized problems")
     ap.add_argument("--near", type=float, default=None,
                     help="stale configs within this fraction of the best (see above)")
     args = ap.parse_args()
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for folder in map(Path, args.folders):
-        if args.near is not None:
+        if args.mid:
+            picks = near_best_lists(folder, MID_NEAR, mid_sixteen_rows)
+        elif args.near is not None:
             picks = near_best_lists(folder, args.near, not_retimed_since_fix)
         elif args.big:
             picks = near_best_lists(folder, NEAR, big_tiles)
