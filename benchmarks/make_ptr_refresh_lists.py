@@ -29,12 +29,14 @@ configs of 7,068 problems, mostly small and decode problems, where the A/B read 
 0.98-0.99x the old time).
 
 ``--mid`` (session 48): mid-sized problems between the two passes (2^16 <= M x N < 2^20, 256 <
-K <= 4096), where the 16-row pointer tiles were never re-timed: on rr 511 x 512 x 513
-(validation, re-timed since the fix) `gemm.ptr.m16n64k128.g8.w4.s4` wins at 10.0 us against
-cuBLAS's 16.3, while its pre-fix row on the training problem rr 511 x 511 x 511 reads 24.0 us
-(0.64 of that problem's best), so the data says these tiles lose there. The picks: the
-16-row `gemm.ptr` and `gemm.splitk_fused` configs within ``MID_NEAR`` of the best in the old
-rows with no row since the fix.
+K <= 4096), whose 16-row pointer tiles were never re-timed since the fix. Tried because rr 511 x
+512 x 513 (validation, re-timed since the fix) runs `gemm.ptr.m16n64k128.g8.w4.s4` in 10.0 us
+against cuBLAS's 16.3, while its pre-fix row on the training problem rr 511 x 511 x 511 read
+24.0 us. The pass over train_rr, train_fused_negative and train_splitk_fused found the rows were
+not stale (`python benchmarks/pass_shift.py cac8115`: `gemm.ptr` new / old median 0.99-1.00;
+511^3 re-timed 23.5 us): the difference is N's alignment (512 against 511;
+`benchmarks/analysis_s48/sixteen_row_alignment.py`). The picks: the 16-row `gemm.ptr` and
+`gemm.splitk_fused` configs within ``MID_NEAR`` of the best with no row since the fix.
 """
 
 import argparse
@@ -56,7 +58,7 @@ NEAR = 0.8               # of the problem's best TFLOP/s, in the old rows
 FIXED_SINCE = "2026-11-26T23:55:13Z"   # commit 4b68a85 (the unhinted store)
 MID_OUTPUT = 2 ** 16     # --mid: M x N from here to BIG_OUTPUT
 MID_MAX_K = 4096
-MID_NEAR = 0.4           # pre-fix 16-row tiles read as low as 0.64 of the best there
+MID_NEAR = 0.4           # 511^3's 16-row tile read 0.64 of that problem's best
 
 
 def output_bound(frame: pd.DataFrame) -> pd.Series:
