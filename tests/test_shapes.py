@@ -274,6 +274,21 @@ def test_train_decode_misaligned_k_draws_even_and_odd_k_never_a_multiple_of_8():
     assert dec != S.train_decode_misaligned_k("bf16", "rr", 0)
 
 
+def test_train_mid_misaligned_rotates_which_leading_dimension_is_off_16_bytes():
+    mid = S.train_mid_misaligned("bf16", "rr", 0)
+    assert len(mid) == 300 and mid == S.train_mid_misaligned("bf16", "rr", 0)
+    assert S.problem_set("train_mid_misaligned", "bf16", "rr", 0, 30) == mid[:30]
+    assert all(17 <= p.m <= 8192 and 17 <= p.n and 1 << 12 <= p.m * p.n and 128 <= p.k
+               for p in mid)
+    kinds = [(p.n % 8 == 0, p.k % 8 == 0) for p in mid]
+    assert (True, True) not in kinds
+    assert all(kinds.count(c) == 100 for c in ((True, False), (False, True), (False, False)))
+    assert sum(p.k % 2 for p in mid if p.k % 8) >= 60      # odd and merely even K both drawn
+    assert {p.k % 8 for p in mid if p.k % 2 == 0 and p.k % 8} == {2, 4, 6}
+    assert_training_only(mid, "rr")
+    assert mid != S.train_mid_misaligned("bf16", "rr", 1)
+
+
 # -- problem files ---------------------------------------------------------------------------------
 SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),
           GemmProblem(3, 5, 7, batch=4, dtype="fp32", tf32=True),
