@@ -56,7 +56,9 @@ def compare(old, new, data, worst: int, only: frozenset | None = None) -> dict |
             "worse_small": int(((d < -1e-9) & small).sum()),
             "better_small": int(((d > 1e-9) & small).sum()),
             "largest_losses": [{"problem": keys[i], "diff": float(d[i]), "old": a[keys[i]],
-                                "new": b[keys[i]]} for i in order[:worst] if d[i] < 0]}
+                                "new": b[keys[i]]} for i in order[:worst] if d[i] < 0],
+            "largest_gains": [{"problem": keys[i], "diff": float(d[i]), "old": a[keys[i]],
+                               "new": b[keys[i]]} for i in order[::-1][:worst] if d[i] > 0]}
 
 
 def main():
