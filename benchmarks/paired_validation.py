@@ -47,6 +47,9 @@ def compare(old, new, data, worst: int, only: frozenset | None = None) -> dict |
     changed = np.abs(d) > 1e-9
     small = np.array([GemmProblem.from_key(k).flops < SMALL_FLOPS for k in keys])
     order = np.argsort(d)
+
+    def entry(i):
+        return {"problem": keys[i], "diff": float(d[i]), "old": a[keys[i]], "new": b[keys[i]]}
     return {"data": data, "problems": len(keys), "changed": int(changed.sum()),
             "mean_old": 100 * float(np.mean([a[k][0] for k in keys])),
             "mean_new": 100 * float(np.mean([b[k][0] for k in keys])),
@@ -55,10 +58,8 @@ def compare(old, new, data, worst: int, only: frozenset | None = None) -> dict |
             "better": int((d > 1e-9).sum()), "worse": int((d < -1e-9).sum()),
             "worse_small": int(((d < -1e-9) & small).sum()),
             "better_small": int(((d > 1e-9) & small).sum()),
-            "largest_losses": [{"problem": keys[i], "diff": float(d[i]), "old": a[keys[i]],
-                                "new": b[keys[i]]} for i in order[:worst] if d[i] < 0],
-            "largest_gains": [{"problem": keys[i], "diff": float(d[i]), "old": a[keys[i]],
-                               "new": b[keys[i]]} for i in order[::-1][:worst] if d[i] > 0]}
+            "largest_losses": [entry(i) for i in order[:worst] if d[i] < 0],
+            "largest_gains": [entry(i) for i in order[::-1][:worst] if d[i] > 0]}
 
 
 def main():

@@ -771,6 +771,13 @@ def train_low_flop(dtype="bf16", layout: str = "rr", seed: int = 0,
                                 else count, draw)
 
 
+def _even_not_multiple_of_8(x: int) -> int:
+    """x rounded down to even, then moved up by 2 if that is a multiple of 8: a multiple of 2
+    or 4 but not of 8 (a leading dimension off 16 bytes in bf16); never below 2."""
+    x = max(2, 2 * (x // 2))
+    return x + 2 if x % 8 == 0 else x
+
+
 def train_decode_misaligned_k(dtype="bf16", layout: str = "rr", seed: int = 0,
                               count: int | None = 300) -> list[GemmProblem]:
     """Decode steps over big weights whose K is not a multiple of 8: M log-uniform in [1, 16],
@@ -787,8 +794,7 @@ def train_decode_misaligned_k(dtype="bf16", layout: str = "rr", seed: int = 0,
         m, n = _loguniform_int(rng, 1, 16), _loguniform_int(rng, 1024, 131072)
         k = _loguniform_int(rng, 1024, 65535)
         if have % 3 < 2:                            # even, not a multiple of 8: <= 65534
-            k = 2 * (k // 2)
-            k += 2 if k % 8 == 0 else 0
+            k = _even_not_multiple_of_8(k)
         else:
             k |= 1                                  # odd: <= 65535
         return m, n, k
@@ -799,10 +805,7 @@ def train_decode_misaligned_k(dtype="bf16", layout: str = "rr", seed: int = 0,
 def _not_multiple_of_8(rng: random.Random, x: int) -> int:
     """x moved to a nearby value that is not a multiple of 8 elements (16 bytes in bf16): odd
     on half the draws, even (a multiple of 2 or 4) on the other half; never below 1."""
-    if rng.random() < 0.5:
-        return x | 1
-    x = max(2, 2 * (x // 2))
-    return x + 2 if x % 8 == 0 else x
+    return x | 1 if rng.random() < 0.5 else _even_not_multiple_of_8(x)
 
 
 def train_mid_misaligned(dtype="bf16", layout: str = "rr", seed: int = 0,
