@@ -289,6 +289,19 @@ def test_train_mid_misaligned_rotates_which_leading_dimension_is_off_16_bytes():
     assert mid != S.train_mid_misaligned("bf16", "rr", 1)
 
 
+def test_train_small_misaligned_draws_the_same_kinds_on_smaller_problems():
+    small = S.train_small_misaligned("bf16", "rc", 0)
+    assert len(small) == 300 and small == S.train_small_misaligned("bf16", "rc", 0)
+    assert S.problem_set("train_small_misaligned", "bf16", "rc", 0, 30) == small[:30]
+    assert all(128 <= p.m <= 2048 and 128 <= p.n <= 2048 and 128 <= p.k <= 4096
+               for p in small)
+    kinds = [(p.n % 8 == 0, p.k % 8 == 0) for p in small]
+    assert all(kinds.count(c) == 100 for c in ((True, False), (False, True), (False, False)))
+    assert_training_only(small, "rc")
+    mid = {(p.m, p.n, p.k) for p in S.train_mid_misaligned("bf16", "rc", 0)}
+    assert not mid & {(p.m, p.n, p.k) for p in small}
+
+
 # -- problem files ---------------------------------------------------------------------------------
 SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),
           GemmProblem(3, 5, 7, batch=4, dtype="fp32", tf32=True),

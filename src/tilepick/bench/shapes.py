@@ -49,7 +49,7 @@ __all__ = [
     "random_loguniform", "tall_skinny", "k_heavy", "edge_cases", "mixed",
     "training_and_validation", "train_extra", "train_narrow", "train_decode", "train_midm",
     "train_small_k", "train_thin_long_k", "train_low_flop", "train_decode_misaligned_k",
-    "train_mid_misaligned",
+    "train_mid_misaligned", "train_small_misaligned",
     "EXTRA_MODELS", "NAMED_SETS", "problem_set", "resolve_problems",
     "ProblemFileError", "read_problem_file", "write_problem_file",
     "DEFAULT_N_TRAIN", "DEFAULT_N_VAL",
@@ -822,18 +822,42 @@ def train_mid_misaligned(dtype="bf16", layout: str = "rr", seed: int = 0,
     off 16 bytes is loaded one element per instruction and TMA cannot take it, so the
     families' order turns on which one. Never an (M, N, K) of the validation or the train
     pool, nor a weight shape (N, K) of the held-out families."""
+    return _training_only_draws(dtype, layout, seed, "train_mid_misaligned",
+                                300 if count is None else count,
+                                _misaligned_draw(17, 8192, (1 << 12, 1 << 24), 128, 16384))
+
+
+def _misaligned_draw(mn_lo: int, mn_hi: int, mn_area: tuple[int, int], k_lo: int, k_hi: int):
+    """The draw of the misaligned named sets: M and N log-uniform in [mn_lo, mn_hi] with
+    mn_area[0] <= M x N < mn_area[1], K log-uniform in [k_lo, k_hi]; in turn N a multiple of 8
+    and K not, N not and K a multiple of 8, and neither."""
     def draw(rng, have):
         while True:
-            m, n = _loguniform_int(rng, 17, 8192), _loguniform_int(rng, 17, 8192)
-            if (1 << 12) <= m * n < (1 << 24):
+            m, n = _loguniform_int(rng, mn_lo, mn_hi), _loguniform_int(rng, mn_lo, mn_hi)
+            if mn_area[0] <= m * n < mn_area[1]:
                 break
-        k = _loguniform_int(rng, 128, 16384)
+        k = _loguniform_int(rng, k_lo, k_hi)
         kind = have % 3
         n = 8 * max(3, round(n / 8)) if kind == 0 else _not_multiple_of_8(rng, n)
         k = 8 * max(16, round(k / 8)) if kind == 1 else _not_multiple_of_8(rng, k)
         return m, n, k
-    return _training_only_draws(dtype, layout, seed, "train_mid_misaligned",
-                                300 if count is None else count, draw)
+    return draw
+
+
+def train_small_misaligned(dtype="bf16", layout: str = "rr", seed: int = 0,
+                           count: int | None = 300) -> list[GemmProblem]:
+    """:func:`train_mid_misaligned`'s three alignment kinds on problems of under a wave of
+    64 x 64 tiles to a few waves: M and N log-uniform in [128, 2048], K in [128, 4096]. Why
+    (session 50): the rr validation set's worst pick, 511 x 512 x 513 (73.3%: the 16-row
+    pointer tiles win at 10.0 us, cuBLAS behind copies is picked at 13.6 us), has six rr
+    training problems with K off 16 bytes and M, N in [200, 1500], K in [200, 2000], with 0-6
+    16-row pointer configs measured on each: where an unaligned operand is loaded one element
+    per instruction, spreading it over more programs pays, and the model has barely seen how
+    much. Never an (M, N, K) of the validation or the train pool, nor a weight shape (N, K)
+    of the held-out families."""
+    return _training_only_draws(dtype, layout, seed, "train_small_misaligned",
+                                300 if count is None else count,
+                                _misaligned_draw(128, 2048, (0, 1 << 32), 128, 4096))
 
 
 def mixed(dtype="bf16", layout: str = "rr", seed: int = 0,
@@ -919,6 +943,7 @@ NAMED_SETS: dict[str, ProblemSetFn] = {
     "train_low_flop": train_low_flop,
     "train_decode_misaligned_k": train_decode_misaligned_k,
     "train_mid_misaligned": train_mid_misaligned,
+    "train_small_misaligned": train_small_misaligned,
     "mixed": mixed,
 }
 
