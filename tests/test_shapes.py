@@ -302,6 +302,18 @@ def test_train_small_misaligned_draws_the_same_kinds_on_smaller_problems():
     assert not mid & {(p.m, p.n, p.k) for p in small}
 
 
+def test_train_long_k_misaligned_draws_the_same_kinds_on_long_k_small_outputs():
+    long_k = S.train_long_k_misaligned("bf16", "cr", 0)
+    assert len(long_k) == 300 and long_k == S.train_long_k_misaligned("bf16", "cr", 0)
+    assert S.problem_set("train_long_k_misaligned", "bf16", "cr", 0, 30) == long_k[:30]
+    assert all(1 <= p.m <= 512 and p.n <= 512 and p.m * p.n < 1 << 16
+               and 16384 <= p.k <= 262144 for p in long_k)
+    kinds = [(p.n % 8 == 0, p.k % 8 == 0) for p in long_k]
+    assert all(kinds.count(c) == 100 for c in ((True, False), (False, True), (False, False)))
+    assert_training_only(long_k, "cr")
+    assert long_k != S.train_long_k_misaligned("bf16", "cr", 1)
+
+
 # -- problem files ---------------------------------------------------------------------------------
 SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),
           GemmProblem(3, 5, 7, batch=4, dtype="fp32", tf32=True),
