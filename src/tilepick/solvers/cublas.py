@@ -115,11 +115,14 @@ class CublasRepackSolver(CublasSolver):
     def bind_new(self, problem, config, a, b):
         return None   # the copies write into an output of the caller's shape
 
-    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None,
+             fp32_product: bool | None = None):
         """The padded problem and which operands to copy worked out once (the copies still
-        happen on every call: they are part of the launch)."""
+        happen on every call: they are part of the launch). ``fp32_product`` overrides
+        :meth:`fp32_product` (the accuracy probe compares both forms)."""
         p, q = problem, repack.padded_problem(problem)
         copy_a, copy_b, copy_c = repack.padded_copies(p, q)
+        wide = self.fp32_product(p) if fp32_product is None else fp32_product
         cublas = CublasSolver.launch
 
         def run(a, b, out, scale_a=None, scale_b=None):
@@ -129,6 +132,9 @@ class CublasRepackSolver(CublasSolver):
                 a3 = repack.padded_copy(a3, q.m, q.k, p.a_row_major, True)
             if copy_b:
                 b3 = repack.padded_copy(b3, q.k, q.n, p.b_row_major, True)
+            if wide:   # fp32 product, rounded once as the crop copies it into C
+                repack.pad_into(fp32_product_of(a3, b3), c3)
+                return out
             work = repack.padded_copy(c3, q.m, q.n, True, False) if copy_c else c3
             if flat:
                 cublas(self, q, config, a3[0], b3[0], work[0])
@@ -138,3 +144,19 @@ class CublasRepackSolver(CublasSolver):
                 repack.pad_into(work, c3)
             return out
         return run
+
+    def fp32_product(self, problem: GemmProblem) -> bool:
+        """Whether cuBLAS writes the padded product in fp32 (rounded to C's type by the copy
+        back) rather than in C's type. Off until measured (benchmarks/repack_accuracy_probe.py)."""
+        return False
+
+
+def fp32_product_of(a3, b3):
+    """(batch, M, N) fp32 product of bf16/fp16 (batch, M, K) and (batch, K, N) operands: cuBLAS
+    with an fp32 output (``torch.bmm(..., out_dtype=torch.float32)``) on CUDA; on a CPU, which
+    has no such kernel, the upcast operands' product (the dispatcher's CPU stand-in)."""
+    import torch
+
+    if a3.is_cuda:
+        return torch.bmm(a3, b3, out_dtype=torch.float32)
+    return torch.bmm(a3.float(), b3.float())
