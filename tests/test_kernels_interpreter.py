@@ -735,29 +735,8 @@ def test_pad_copy_refuses_mismatched_tensors():
     a = torch.zeros(2, 4, 4)
     with pytest.raises(ValueError, match=r"one batch, got \(2, 4, 4\) and \(3, 4, 4\)"):
         pad_copy(a, torch.zeros(3, 4, 4))
-    for src, dst in ((torch.bfloat16, torch.float32), (torch.float16, torch.bfloat16),
-                     (torch.float32, torch.float64)):
-        with pytest.raises(ValueError, match="one dtype .* on one device"):
-            pad_copy(a.to(src), torch.zeros(2, 4, 4, dtype=dst))
-
-
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-def test_pad_copy_rounds_float32_into_16_bit_floats(dtype):
-    """gemm.cublas_repack's fp32 product cropped into C: the store's cast rounds each value to
-    the nearest 16-bit float on the GPU; Triton's interpreter truncates to bfloat16, so here
-    each value is within one unit in the last place of torch's rounding."""
-    from tilepick.kernels.pad_copy import pad_copy
-
-    src = torch.randn(2, 9, 37) * 100
-    dst = torch.full((2, 8, 40), float("nan"), dtype=dtype)
-    pad_copy(src, dst)
-    expected = torch.zeros(2, 8, 40)
-    expected[:, :, :37] = src[:, :8, :]
-    ulp = torch.finfo(dtype).eps * expected.abs().clamp_min(torch.finfo(dtype).tiny)
-    assert bool(((dst.float() - expected).abs() <= ulp).all())
-    assert bool((dst[:, :, 37:] == 0).all())
-    assert torch.equal(repack_rules.torch_pad_into(src, torch.empty_like(dst)),
-                       expected.to(dtype))
+    with pytest.raises(ValueError, match="one dtype and device"):
+        pad_copy(a, torch.zeros(2, 4, 4, dtype=torch.bfloat16))
 
 
 # -- refusals --------------------------------------------------------------------------------

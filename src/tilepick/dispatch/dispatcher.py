@@ -33,6 +33,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from tilepick import solvers
+from tilepick.solvers import splitk_guard
 from tilepick.config import NAMED_VENDOR_FAMILIES, VENDOR_FAMILIES, KernelConfig
 from tilepick.dispatch.devices import Device, RealDevice
 from tilepick.dispatch.perfdb import (Environment, PerfDb, default_system_db,
@@ -226,7 +227,9 @@ class Dispatcher:
         if ranker is None or not solver.is_applicable(problem, self.hw):
             return [], False
         try:
-            ranked, ahead = ranker.choose(problem, solver.entries(problem), self.hw.sm_count)
+            entries = [e for e in solver.entries(problem)   # not the ones that drop K terms
+                       if splitk_guard.entry_refusal(problem, e[0].splitk) is None]
+            ranked, ahead = ranker.choose(problem, entries, self.hw.sm_count)
         except Exception as exc:   # optional: cuBLAS still serves the problem
             self._warn_once(("cublaslt", problem.dtype_token, type(exc).__name__),
                             f"tilepick: cuBLASLt's entries for {problem.key()} are not "

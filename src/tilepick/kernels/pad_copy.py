@@ -12,7 +12,6 @@ Strides are run-time arguments: Triton specialises a stride of 1, so the copy is
 along the destination's contiguous dimension, which :func:`pad_copy` puts last.
 """
 
-import torch
 import triton
 import triton.language as tl
 
@@ -44,18 +43,14 @@ def tile(rows: int, cols: int) -> tuple[int, int, int]:
 
 def pad_copy(src, dst, block=None):
     """``dst`` (batch, rows', cols') = ``src`` (batch, rows, cols) in its top-left corner, zeros
-    where ``dst`` extends past it, cropped where it is smaller; any strides; a float32 ``src``
-    rounded to a 16-bit float ``dst`` by the store's cast (to nearest even on the GPU; Triton's
-    interpreter truncates to bfloat16, twice the rounding error). ``block``:
+    where ``dst`` extends past it, cropped where it is smaller; any strides. ``block``:
     (BLOCK_R, BLOCK_C, num_warps), default :func:`tile`. Returns ``dst``."""
     if src.dim() != 3 or dst.dim() != 3 or src.shape[0] != dst.shape[0]:
         raise ValueError(f"pad_copy takes two (batch, rows, cols) tensors of one batch, got "
                          f"{tuple(src.shape)} and {tuple(dst.shape)}")
-    rounding = src.dtype == torch.float32 and dst.dtype in (torch.float16, torch.bfloat16)
-    if (src.dtype != dst.dtype and not rounding) or src.device != dst.device:
-        raise ValueError(f"pad_copy copies within one dtype (or rounds float32 to a 16-bit "
-                         f"float) on one device, got {src.dtype} on {src.device} into "
-                         f"{dst.dtype} on {dst.device}")
+    if src.dtype != dst.dtype or src.device != dst.device:
+        raise ValueError(f"pad_copy copies within one dtype and device, got {src.dtype} on "
+                         f"{src.device} into {dst.dtype} on {dst.device}")
     out = dst
     if dst.stride(2) != 1 and dst.stride(1) == 1:   # the destination's contiguous dim last
         src, dst = src.transpose(1, 2), dst.transpose(1, 2)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.hardware import HardwareProfile
 from tilepick.problem import DType, GemmProblem
-from tilepick.solvers import repack
-from tilepick.solvers.base import Solver
+from tilepick.solvers import repack, splitk_guard
+from tilepick.solvers.base import ConfigInvalidError, Solver
 
 
 class CublasSolver(Solver):
@@ -15,6 +15,10 @@ class CublasSolver(Solver):
     so that the dispatcher's logic is testable on a CPU), ``torch._scaled_mm`` for fp8."""
 
     family = VENDOR_FAMILIES[0]
+
+    def __init__(self):
+        super().__init__()
+        self._refusals: dict = {}   # problem -> why cuBLAS must not run it (None: it may)
 
     def not_applicable_reason(self, problem: GemmProblem, hw: HardwareProfile) -> str | None:
         if problem.dtype is DType.FP8:
@@ -30,30 +34,20 @@ class CublasSolver(Solver):
     def workspace(self, problem, config) -> int:
         return 0
 
-    def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
-        import torch
+    def refuse_dropped_terms(self, problem: GemmProblem, a) -> None:
+        """Raise ConfigInvalidError where cuBLAS would run the problem as a split-K that
+        leaves out terms (:mod:`.splitk_guard`; checked once per problem, on CUDA tensors)."""
+        if not getattr(a, "is_cuda", False):
+            return
+        why = self._refusals.get(problem, False)
+        if why is False:
+            why = self._refusals[problem] = splitk_guard.cublas_refusal(problem)
+        if why is not None:
+            raise ConfigInvalidError(why)
 
-        if problem.dtype is DType.FP8:
-            if a.device.type != "cuda":
-                # CPU stand-in with the same semantics (no fp8 GEMM on the CPU).
-                r = (a.float() @ b.float()) * (scale_a * scale_b)
-                out.copy_(r.to(out.dtype))
-                return out
-            if out.is_contiguous():
-                return torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b,
-                                        out_dtype=out.dtype, out=out)
-            out.copy_(torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=out.dtype))
-            return out
-        if problem.dtype is DType.FP32 and a.device.type == "cuda":
-            prev = torch.backends.cuda.matmul.allow_tf32
-            torch.backends.cuda.matmul.allow_tf32 = problem.tf32
-            try:
-                torch.matmul(a, b, out=out)
-            finally:
-                torch.backends.cuda.matmul.allow_tf32 = prev
-            return out
-        torch.matmul(a, b, out=out)
-        return out
+    def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        self.refuse_dropped_terms(problem, a)
+        return cublas_call(problem, a, b, out, scale_a, scale_b)
 
     def bind_new(self, problem, config, a, b):
         """torch.matmul itself for bf16 and fp16 (what ``launch`` runs, without ``out=``): the
@@ -61,8 +55,37 @@ class CublasSolver(Solver):
         import torch
 
         if problem.dtype in (DType.BF16, DType.FP16):
+            self.refuse_dropped_terms(problem, a)
             return torch.matmul
         return None
+
+
+def cublas_call(problem: GemmProblem, a, b, out, scale_a=None, scale_b=None):
+    """torch.matmul (``torch._scaled_mm`` for fp8, with the problem's tf32 switch for fp32)
+    into ``out``, unchecked."""
+    import torch
+
+    if problem.dtype is DType.FP8:
+        if a.device.type != "cuda":
+            # CPU stand-in with the same semantics (no fp8 GEMM on the CPU).
+            r = (a.float() @ b.float()) * (scale_a * scale_b)
+            out.copy_(r.to(out.dtype))
+            return out
+        if out.is_contiguous():
+            return torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b,
+                                    out_dtype=out.dtype, out=out)
+        out.copy_(torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=out.dtype))
+        return out
+    if problem.dtype is DType.FP32 and a.device.type == "cuda":
+        prev = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = problem.tf32
+        try:
+            torch.matmul(a, b, out=out)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = prev
+        return out
+    torch.matmul(a, b, out=out)
+    return out
 
 
 class CublasRepackSolver(CublasSolver):
@@ -77,6 +100,10 @@ class CublasRepackSolver(CublasSolver):
     multiples of 16) leave nothing to align."""
 
     family = VENDOR_FAMILIES[1]
+
+    def __init__(self):
+        super().__init__()
+        self._padded: dict = {}   # problem -> the padded problem cuBLAS is given
 
     def not_applicable_reason(self, problem: GemmProblem, hw: HardwareProfile) -> str | None:
         if problem.dtype is DType.FP8:
@@ -115,15 +142,26 @@ class CublasRepackSolver(CublasSolver):
     def bind_new(self, problem, config, a, b):
         return None   # the copies write into an output of the caller's shape
 
-    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None,
-             fp32_product: bool | None = None):
+    def padded_for_cublas(self, problem: GemmProblem) -> GemmProblem:
+        """:func:`repack.padded_problem`, with K padded further (zeros) where cuBLAS's split-K
+        would leave out nonzero terms of it (:func:`splitk_guard.safe_padding`; no change
+        where cuBLASLt cannot tell cuBLAS's split, as on a CPU). Memoised per problem."""
+        q = self._padded.get(problem)
+        if q is None:
+            q = repack.padded_problem(problem)
+            try:
+                q = splitk_guard.safe_padding(problem, q,
+                                              lambda k: repack.padded_problem(problem, k))
+            except ValueError as e:
+                raise ConfigInvalidError(str(e)) from None
+            self._padded[problem] = q
+        return q
+
+    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
         """The padded problem and which operands to copy worked out once (the copies still
-        happen on every call: they are part of the launch). ``fp32_product`` overrides
-        :meth:`fp32_product` (the accuracy probe compares both forms)."""
-        p, q = problem, repack.padded_problem(problem)
+        happen on every call: they are part of the launch)."""
+        p, q = problem, self.padded_for_cublas(problem)
         copy_a, copy_b, copy_c = repack.padded_copies(p, q)
-        wide = self.fp32_product(p) if fp32_product is None else fp32_product
-        cublas = CublasSolver.launch
 
         def run(a, b, out, scale_a=None, scale_b=None):
             flat = a.dim() == 2
@@ -132,31 +170,12 @@ class CublasRepackSolver(CublasSolver):
                 a3 = repack.padded_copy(a3, q.m, q.k, p.a_row_major, True)
             if copy_b:
                 b3 = repack.padded_copy(b3, q.k, q.n, p.b_row_major, True)
-            if wide:   # fp32 product, rounded once as the crop copies it into C
-                repack.pad_into(fp32_product_of(a3, b3), c3)
-                return out
             work = repack.padded_copy(c3, q.m, q.n, True, False) if copy_c else c3
             if flat:
-                cublas(self, q, config, a3[0], b3[0], work[0])
+                cublas_call(q, a3[0], b3[0], work[0])
             else:
-                cublas(self, q, config, a3, b3, work)
+                cublas_call(q, a3, b3, work)
             if copy_c:
                 repack.pad_into(work, c3)
             return out
         return run
-
-    def fp32_product(self, problem: GemmProblem) -> bool:
-        """Whether cuBLAS writes the padded product in fp32 (rounded to C's type by the copy
-        back) rather than in C's type. Off until measured (benchmarks/repack_accuracy_probe.py)."""
-        return False
-
-
-def fp32_product_of(a3, b3):
-    """(batch, M, N) fp32 product of bf16/fp16 (batch, M, K) and (batch, K, N) operands: cuBLAS
-    with an fp32 output (``torch.bmm(..., out_dtype=torch.float32)``) on CUDA; on a CPU, which
-    has no such kernel, the upcast operands' product (the dispatcher's CPU stand-in)."""
-    import torch
-
-    if a3.is_cuda:
-        return torch.bmm(a3, b3, out_dtype=torch.float32)
-    return torch.bmm(a3.float(), b3.float())

@@ -22,7 +22,7 @@ from tilepick.config import NAMED_VENDOR_FAMILIES, KernelConfig
 from tilepick.hardware import HardwareProfile
 from tilepick.problem import DType, GemmProblem
 from tilepick.runtime import allocate_outside_graph_pools, capturing, raw_stream_getter
-from tilepick.solvers import cublaslt_lib
+from tilepick.solvers import cublaslt_lib, splitk_guard
 from tilepick.solvers.base import ConfigInvalidError, NotInThisContextError, Solver
 
 # the problem dtypes the binding serves, by cublaslt_lib's names
@@ -225,6 +225,13 @@ class CublasLtSolver(Solver):
         if config.family != self.family:
             return f"config {config.id} is not of family {self.family}"
         try:
+            dropping = splitk_guard.entry_refusal(
+                problem, cublaslt_lib.LtAlgo.parse(config.entry).splitk)
+        except ValueError as e:
+            return str(e)
+        if dropping is not None:
+            return dropping
+        try:
             gemm, device = self._problem_gemm(problem)
         except cublaslt_lib.LtError as e:
             return str(e)
@@ -284,8 +291,12 @@ class CublasLtSolver(Solver):
             self._ready.add(device.index)
         algo = self._algos.get((key, config.entry))
         if algo is None:
+            name = cublaslt_lib.LtAlgo.parse(config.entry)
+            dropping = splitk_guard.entry_refusal(problem, name.splitk)
+            if dropping is not None:
+                raise ConfigInvalidError(f"{config.id}: {dropping}")
             try:
-                algo = gemm.rebuild(cublaslt_lib.LtAlgo.parse(config.entry))
+                algo = gemm.rebuild(name)
             except cublaslt_lib.LtError as e:
                 raise ConfigInvalidError(f"{config.id} on {problem.key()}: {e}") from None
             self._remember(self._algos, (key, config.entry), algo)

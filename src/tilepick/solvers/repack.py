@@ -84,13 +84,17 @@ def _padded(size: int, itemsize: int, contiguous: bool) -> int:
     return padded_ld(size, itemsize) if contiguous else size
 
 
-def padded_problem(p: GemmProblem) -> GemmProblem:
+def padded_problem(p: GemmProblem, k: int | None = None) -> GemmProblem:
     """The problem as cuBLAS is given it: each size that is the contiguous extent of an operand
     (K of a row-major A or a column-major B, M of a column-major A, N of a row-major B and of C)
-    rounded up to 16 bytes, and the copied operands packed at those extents."""
+    rounded up to 16 bytes, and the copied operands packed at those extents. ``k``: K padded to
+    this instead (zeros past ``p.k``; ``splitk_guard.safe_padding``)."""
     i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
     m = _padded(p.m, i, not p.a_row_major)
-    k = _padded(p.k, i, p.a_row_major or not p.b_row_major)
+    if k is None:
+        k = _padded(p.k, i, p.a_row_major or not p.b_row_major)
+    elif k < p.k:
+        raise ValueError(f"K padded to {k} < K = {p.k} of {p.key()}")
     n = max(_padded(p.n, i, p.b_row_major), padded_ld(p.n, o))
     q = GemmProblem(m, n, k, p.batch, p.dtype, p.layout, p.tf32)   # packed leading dimensions
     copy_a, copy_b, copy_c = padded_copies(p, q)
