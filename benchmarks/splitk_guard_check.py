@@ -64,8 +64,12 @@ def through_matmul(p: GemmProblem, data: ProblemInputs, d: Dispatcher) -> dict:
     out = tilepick.matmul(inp.a, inp.b, dispatcher=d)
     torch.cuda.synchronize()
     first_s = time.perf_counter() - t
-    return {"matmul_error": data.ref.error(out), "matmul_choice": d.cache[p].config_id,
-            "matmul_first_call_s": first_s, "matmul_invalid": sorted(d.invalid.get(p, ()))}
+    # the problem tilepick.matmul builds from the tensors (a one-row or one-column operand's
+    # layout and leading dimension may read differently from the key's)
+    q = [q for q in d.cache if (q.m, q.n, q.k) == (p.m, p.n, p.k)][-1]
+    return {"matmul_problem": q.key(), "matmul_error": data.ref.error(out),
+            "matmul_choice": d.cache[q].config_id, "matmul_first_call_s": first_s,
+            "matmul_invalid": sorted(d.invalid.get(q, ()))}
 
 
 def main():
