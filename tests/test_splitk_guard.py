@@ -20,7 +20,9 @@ from tilepick.tensors import make_inputs, reference, rel_error, tolerance
     (32024, 25, 24), (20488, 16, 8), (111240, 22, 8), (111240, 11, 8), (130600, 102, 40),
     (24200, 18, 8), (121352, 12, 8),
     # accurate there: K // s not a multiple of 64, K a multiple of s, or no split
-    (100000, 16, 0), (130600, 63, 0), (121352, 15, 0), (32000, 25, 0), (32024, 1, 0)])
+    (100000, 16, 0), (130600, 63, 0), (121352, 15, 0), (32000, 25, 0), (32024, 1, 0),
+    # no split: cuBLASLt's 2^32 - 1, or more splits than K terms (K // s = 0)
+    (22784, 2**32 - 1, 0), (11, 16, 0)])
 def test_dropped_terms_matches_the_measured_cases(k, splits, lost):
     assert splitk_guard.dropped_terms(k, splits) == lost
 
@@ -31,6 +33,21 @@ def test_the_switch_turns_the_rule_off(monkeypatch):
     monkeypatch.setenv(splitk_guard.ENV_SWITCH, "0")
     assert splitk_guard.entry_refusal(p, 25) is None
     assert splitk_guard.cublas_splits(p) is None
+
+
+def test_only_aligned_problems_are_refused(monkeypatch):
+    """Misaligned problems run cuBLAS's other kernels, which keep every term: the dataset
+    problems the arithmetic alone flags read rounding-level errors unless aligned."""
+    monkeypatch.setattr(splitk_guard, "cublas_splits", lambda p: 132)
+    cut = GemmProblem(135, 8, 101432, layout="rr")     # 101432 // 132 = 768 = 12 x 64
+    assert splitk_guard.aligned(cut) and splitk_guard.cublas_refusal(cut) is not None
+    for p in (GemmProblem(135, 8, 101432, layout="cc"),    # lda = M = 135: A misaligned
+              GemmProblem(135, 3, 101432),                 # ldb = ldc = 3
+              GemmProblem(135, 8, 101432, base_align=8),
+              GemmProblem(135, 8, 101432, lda=101433)):
+        assert not splitk_guard.aligned(p)
+        assert splitk_guard.cublas_refusal(p) is None
+        assert splitk_guard.entry_refusal(p, 132) is None
 
 
 def test_cublas_splits_unknown_without_cublaslt():
