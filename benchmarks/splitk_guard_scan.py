@@ -2,8 +2,9 @@
 
 For every problem of the bf16 datasets and of the LLM suite: the split count cuBLAS runs it
 with (cuBLASLt's first heuristic entry, ``splitk_guard.cublas_splits``), how many K terms that
-split leaves out (``splitk_guard.dropped_terms``), and for the repack family how far K is
-padded past its 16-byte padding. Counts per dataset folder; the affected problems listed.
+split would leave out by the arithmetic alone (``splitk_guard.dropped_terms``), whether
+``gemm.cublas`` refuses it (the arithmetic on an aligned problem: ``cublas_refusal``), and for
+the repack family how far K is padded past its 16-byte padding. Counts per dataset folder; the affected problems listed.
 
     PYTHONPATH=src python3 benchmarks/splitk_guard_scan.py --out F.json
 """
@@ -46,7 +47,7 @@ def main():
     t0 = time.perf_counter()
     summary, affected, unique = {}, [], {}
     for folder, keys in problems(args.data).items():
-        n = known = cut = repack_grown = 0
+        n = known = cut = flagged = repack_grown = 0
         for key in keys:
             p = GemmProblem.from_key(key)
             n += 1
@@ -54,7 +55,8 @@ def main():
             if splits is None:
                 continue
             known += 1
-            lost = splitk_guard.dropped_terms(p.k, splits)
+            lost = splitk_guard.dropped_terms(p.k, splits)   # the arithmetic alone
+            refused = splitk_guard.cublas_refusal(p) is not None   # aligned problems only
             grown = None
             if rep.is_applicable(p):
                 natural = repack.padded_problem(p).k
@@ -62,20 +64,24 @@ def main():
                     grown = rep.padded_for_cublas(p).k - natural
                 except Exception as exc:  # noqa: BLE001 - recorded
                     grown = f"{type(exc).__name__}: {exc}"
-            cut += lost > 0
+            flagged += lost > 0
+            cut += refused
             repack_grown += bool(grown)
             if folder != "llm_suite":
-                unique[key] = (lost > 0, bool(grown))
+                unique[key] = (refused, bool(grown), lost > 0)
             if lost or grown:
                 affected.append({"folder": folder, "problem": key, "splits": splits,
-                                 "dropped_terms": lost, "repack_k_grown_by": grown})
-        summary[folder] = {"problems": n, "split_known": known, "cublas_drops_terms": cut,
-                           "repack_k_grown": repack_grown}
+                                 "dropped_terms": lost, "aligned": splitk_guard.aligned(p),
+                                 "cublas_refused": refused, "repack_k_grown_by": grown})
+        summary[folder] = {"problems": n, "split_known": known, "arithmetic_flags": flagged,
+                           "cublas_refused": cut, "repack_k_grown": repack_grown}
         print(folder, summary[folder], flush=True)
     total = {"problems": len({k for f, ks in problems(args.data).items() if f != "llm_suite"
                               for k in ks}),
-             "split_known": len(unique), "cublas_drops_terms": sum(c for c, _ in unique.values()),
-             "repack_k_grown": sum(g for _, g in unique.values())}
+             "split_known": len(unique),
+             "arithmetic_flags": sum(f for _, _, f in unique.values()),
+             "cublas_refused": sum(c for c, _, _ in unique.values()),
+             "repack_k_grown": sum(g for _, g, _ in unique.values())}
     print("datasets", total, "seconds", round(time.perf_counter() - t0, 1))
     if args.out:
         write_json(args.out, {"provenance": collect(), "summary": summary, "datasets": total,
