@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
+from pathlib import Path
 
 import torch
 
@@ -23,20 +25,8 @@ from tilepick.problem import GemmProblem
 from tilepick.provenance import collect
 from tilepick.solvers import splitk_guard
 
-
-def operands(p: GemmProblem, seed: int):
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    a = torch.randn(p.m, p.k, device="cuda", generator=g).to(torch.bfloat16)
-    b = torch.randn(p.k, p.n, device="cuda", generator=g).to(torch.bfloat16)
-    if p.layout[0] == "c":
-        a = a.t().contiguous().t()
-    if p.layout[1] == "c":
-        b = b.t().contiguous().t()
-    return a, b
-
-
-def rel(x, ref) -> float:
-    return float((x.double() - ref).norm() / ref.norm())
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cublas_splitk_remainder_probe import operands, rel  # noqa: E402
 
 
 def main():
