@@ -67,8 +67,11 @@ def test_cublas_refuses_a_problem_its_split_would_cut(monkeypatch):
     p = GemmProblem(22, 16, 32024)
     with pytest.raises(ConfigInvalidError, match="25-way split-K .* last 24 of its K = 32024"):
         cublas.refuse_dropped_terms(p, OnCuda())
+    config = solvers.KernelConfig.from_id("gemm.cublas")
     with pytest.raises(ConfigInvalidError):
-        cublas.bind_new(p, solvers.KernelConfig.from_id("gemm.cublas"), OnCuda(), None)
+        cublas.bind_new(p, config, OnCuda(), None)
+    with pytest.raises(ConfigInvalidError):
+        cublas.bind(p, config, OnCuda(), None, None)
     cublas.refuse_dropped_terms(GemmProblem(22, 16, 32000), OnCuda())   # K a multiple of s
     cublas.refuse_dropped_terms(p, torch.zeros(1))   # a CPU tensor: torch's CPU BLAS
 

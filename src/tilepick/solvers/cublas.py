@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.hardware import HardwareProfile
 from tilepick.problem import DType, GemmProblem
@@ -48,6 +50,11 @@ class CublasSolver(Solver):
     def launch(self, problem, config, a, b, out, scale_a=None, scale_b=None):
         self.refuse_dropped_terms(problem, a)
         return cublas_call(problem, a, b, out, scale_a, scale_b)
+
+    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        """``launch`` with the split-K check done once, here (the hot path of ``out=``)."""
+        self.refuse_dropped_terms(problem, a)
+        return functools.partial(cublas_call, problem)
 
     def bind_new(self, problem, config, a, b):
         """torch.matmul itself for bf16 and fp16 (what ``launch`` runs, without ``out=``): the
