@@ -80,15 +80,14 @@ def test_safe_padding_grows_k_until_the_dropped_terms_are_zeros():
     p = GemmProblem(22, 13, 32020)                   # rr: K padded to 32024 (16 bytes)
     q = repack.padded_problem(p)
     assert q.k == 32024
-    pad = lambda k: repack.padded_problem(p, k)      # noqa: E731
     # 25 splits drop the last 24 terms of 32024: only 4 of them are padding; 32032 // 25 =
     # 1281 is no multiple of 64
-    assert splitk_guard.safe_padding(p, q, pad, lambda x: 25).k == 32032
+    assert splitk_guard.safe_padding(p, q, lambda x: 25).k == 32032
     # dropped terms that all fall in the padding are harmless: 32024 with 2 splits keeps all
-    assert splitk_guard.safe_padding(p, q, pad, lambda x: 8).k == 32024
-    assert splitk_guard.safe_padding(p, q, pad, lambda x: None) is q
+    assert splitk_guard.safe_padding(p, q, lambda x: 8).k == 32024
+    assert splitk_guard.safe_padding(p, q, lambda x: None) is q
     with pytest.raises(ValueError, match="no zero padding of K"):
-        splitk_guard.safe_padding(p, q, pad, lambda x: next(   # a split that always cuts data
+        splitk_guard.safe_padding(p, q, lambda x: next(   # a split that always cuts data
             s for s in range(x.k // 65, x.k // 64 + 1)
             if splitk_guard.dropped_terms(x.k, s) > x.k - p.k))
     with pytest.raises(ValueError, match="K padded to"):

@@ -115,7 +115,7 @@ class CublasRepackSolver(CublasSolver):
     def not_applicable_reason(self, problem: GemmProblem, hw: HardwareProfile) -> str | None:
         if problem.dtype is DType.FP8:
             return "fp8 operands that torch._scaled_mm accepts are already 16-byte aligned"
-        if not any(repack.padded_copies(problem, repack.padded_problem(problem))):
+        if repack.cublas_aligned(problem):
             return ("every leading dimension, base and contiguous extent is 16-byte aligned "
                     "(use gemm.cublas)")
         return None
@@ -155,10 +155,8 @@ class CublasRepackSolver(CublasSolver):
         where cuBLASLt cannot tell cuBLAS's split, as on a CPU). Memoised per problem."""
         q = self._padded.get(problem)
         if q is None:
-            q = repack.padded_problem(problem)
             try:
-                q = splitk_guard.safe_padding(problem, q,
-                                              lambda k: repack.padded_problem(problem, k))
+                q = splitk_guard.safe_padding(problem, repack.padded_problem(problem))
             except ValueError as e:
                 raise ConfigInvalidError(str(e)) from None
             self._padded[problem] = q

@@ -225,10 +225,10 @@ class CublasLtSolver(Solver):
         if config.family != self.family:
             return f"config {config.id} is not of family {self.family}"
         try:
-            dropping = splitk_guard.entry_refusal(
-                problem, cublaslt_lib.LtAlgo.parse(config.entry).splitk)
+            name = cublaslt_lib.LtAlgo.parse(config.entry)
         except ValueError as e:
             return str(e)
+        dropping = splitk_guard.entry_refusal(problem, name.splitk)
         if dropping is not None:
             return dropping
         try:
@@ -239,7 +239,7 @@ class CublasLtSolver(Solver):
         if key in self._invalid:
             return self._invalid[key]
         try:
-            gemm.rebuild(cublaslt_lib.LtAlgo.parse(config.entry))
+            gemm.rebuild(name)
             reason = None
         except (cublaslt_lib.LtError, ValueError) as e:
             reason = str(e)

@@ -17,6 +17,8 @@ K; rows and columns of C past M and N are computed into workspace and dropped).
 
 from __future__ import annotations
 
+import functools
+
 from tilepick.problem import GemmProblem, cdiv
 
 
@@ -108,6 +110,14 @@ def padded_copies(p: GemmProblem, q: GemmProblem) -> tuple[bool, bool, bool]:
     need_a, need_b, need_c = misaligned_operands(p)
     return (need_a or (q.m, q.k) != (p.m, p.k), need_b or (q.k, q.n) != (p.k, p.n),
             need_c or (q.m, q.n) != (p.m, p.n))
+
+
+@functools.lru_cache(maxsize=65536)
+def cublas_aligned(p: GemmProblem) -> bool:
+    """Every leading dimension, base and contiguous extent 16-byte aligned: what cuBLAS runs
+    as it is, with its Hopper kernels (:func:`padded_problem` would copy nothing). Memoised:
+    the split-K guard asks it once per cuBLASLt entry of a problem."""
+    return not any(padded_copies(p, padded_problem(p)))
 
 
 def padded_workspace(p: GemmProblem) -> int:

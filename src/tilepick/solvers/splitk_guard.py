@@ -57,7 +57,7 @@ def aligned(problem: GemmProblem) -> bool:
     (``benchmarks/splitk_guard_confirm.py``; one more was too large to check)."""
     from tilepick.solvers import repack
 
-    return not any(repack.padded_copies(problem, repack.padded_problem(problem)))
+    return repack.cublas_aligned(problem)
 
 
 def cublas_splits(problem: GemmProblem) -> int | None:
@@ -102,18 +102,20 @@ def entry_refusal(problem: GemmProblem, splits: int) -> str | None:
             f"terms of {problem.key()} (tilepick.solvers.splitk_guard)")
 
 
-def safe_padding(p: GemmProblem, q: GemmProblem, pad_k, splits_of=None) -> GemmProblem:
-    """The padded problem ``q`` of the repack of ``p`` (``pad_k(k)`` builds it with K padded to
-    ``k``), K grown in 16-byte steps while the terms cuBLAS would leave out are not all zero
-    padding (K terms past ``p.k``). Raises ValueError when no K within
-    :data:`REPACK_TRIES` steps is safe. ``splits_of``: the split count of a problem (default
-    :func:`cublas_splits`; None: not known, taken as safe)."""
+def safe_padding(p: GemmProblem, q: GemmProblem, splits_of=None) -> GemmProblem:
+    """The padded problem ``q`` of the repack of ``p`` (``repack.padded_problem(p)``), K grown
+    in 16-byte steps while the terms cuBLAS would leave out are not all zero padding (K terms
+    past ``p.k``). Raises ValueError when no K within :data:`REPACK_TRIES` steps is safe.
+    ``splits_of``: the split count of a problem (default :func:`cublas_splits`; None: not
+    known, taken as safe)."""
+    from tilepick.solvers import repack
+
     splits_of = splits_of or cublas_splits
     step = max(1, 16 // p.dtype.itemsize)
     for _ in range(REPACK_TRIES + 1):
         splits = splits_of(q)
         if splits is None or dropped_terms(q.k, splits) <= q.k - p.k:
             return q
-        q = pad_k(q.k + step)
+        q = repack.padded_problem(p, q.k + step)
     raise ValueError(f"no zero padding of K up to {q.k} keeps cuBLAS's split-K from leaving "
                      f"out terms of {p.key()} (tilepick.solvers.splitk_guard)")
