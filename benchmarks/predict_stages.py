@@ -35,7 +35,9 @@ def lleaves_ensemble(pred):
     path = Path(folder) / "ensemble.txt"
     path.write_text(pred.ensemble.booster.model_to_string())
     model = lleaves.Model(model_file=str(path))
-    model.compile(raw_score=True, finline=False)
+    t = time.perf_counter()
+    model.compile(raw_score=True, finline=False)   # no cache: a first load's compile
+    print(f"lleaves ensemble compile: {time.perf_counter() - t:.1f} s")
     entry, k = model._c_entry_func, model._n_classes
     ptr = ctypes.POINTER(ctypes.c_double)
 
