@@ -1,0 +1,49 @@
+"""Split dataset folders by shape into two halves, for a held-out check under `tilepick validate`'s
+own rule (CPU, seconds).
+
+Why: `benchmarks/extra_data_oof.py` scores the extra problems out of fold under the training
+labels' rule, while the shipped model's figure on them comes from `tilepick validate` (inside
+each problem's latest pass); the two do not compare. Here the problems of the given folders are
+split by (M, N, K) — the long-K set has the same shapes in every layout, so a split by problem
+would leak a shape's other layouts — into half A (to train on) and half B (to validate on), each
+written as one folder per input folder holding its files filtered to that half.
+
+    python benchmarks/analysis_s53/half_split.py OUT_DIR FOLDER [FOLDER ...] [--seed 0]
+
+OUT_DIR/A/<folder name>/<file> and OUT_DIR/B/<folder name>/<file>.
+"""
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out")
+    ap.add_argument("folders", nargs="+")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    files = {Path(d): sorted(Path(d).glob("*.parquet")) for d in args.folders}
+    shapes = sorted({(int(m), int(n), int(k))
+                     for fs in files.values() for f in fs
+                     for m, n, k in pd.read_parquet(f, columns=["m", "n", "k"])
+                     .drop_duplicates().itertuples(index=False)})
+    rng = np.random.default_rng(args.seed)
+    in_a = dict(zip(shapes, rng.permutation(len(shapes)) < len(shapes) // 2))
+    for folder, fs in files.items():
+        for f in fs:
+            df = pd.read_parquet(f)
+            a = np.array([in_a[(m, n, k)] for m, n, k in zip(df.m, df.n, df.k)], dtype=bool)
+            for half, rows in (("A", df[a]), ("B", df[~a])):
+                dest = Path(args.out) / half / folder.name / f.name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                rows.to_parquet(dest, index=False)
+    print(f"{len(shapes)} shapes: {sum(in_a.values())} in A, {len(shapes) - sum(in_a.values())} in B "
+          f"-> {args.out}/A, {args.out}/B")
+
+
+if __name__ == "__main__":
+    main()
