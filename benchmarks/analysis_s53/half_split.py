@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 
 def main():
@@ -35,12 +37,13 @@ def main():
     in_a = dict(zip(shapes, rng.permutation(len(shapes)) < len(shapes) // 2))
     for folder, fs in files.items():
         for f in fs:
-            df = pd.read_parquet(f)
-            a = np.array([in_a[(m, n, k)] for m, n, k in zip(df.m, df.n, df.k)], dtype=bool)
-            for half, rows in (("A", df[a]), ("B", df[~a])):
+            table = pq.read_table(f)   # arrow, not pandas: the files keep the dataset schema
+            mnk = zip(*(table.column(c).to_pylist() for c in ("m", "n", "k")))
+            a = np.array([in_a[s] for s in mnk], dtype=bool)
+            for half, keep in (("A", a), ("B", ~a)):
                 dest = Path(args.out) / half / folder.name / f.name
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                rows.to_parquet(dest, index=False)
+                pq.write_table(table.filter(pa.array(keep)), dest)
     print(f"{len(shapes)} shapes: {sum(in_a.values())} in A, {len(shapes) - sum(in_a.values())} in B "
           f"-> {args.out}/A, {args.out}/B")
 
