@@ -9,8 +9,10 @@ would leak a shape's other layouts — into half A (to train on) and half B (to 
 written as one folder per input folder holding its files filtered to that half.
 
     python benchmarks/analysis_s53/half_split.py OUT_DIR FOLDER [FOLDER ...] [--seed 0]
+        [--sample-b N --shapes-out FILE]
 
-OUT_DIR/A/<folder name>/<file> and OUT_DIR/B/<folder name>/<file>.
+OUT_DIR/A/<folder name>/<file> and OUT_DIR/B/<folder name>/<file>; with ``--sample-b``, N of
+half B's shapes (seeded) as ``MxNxK,...`` in FILE, for `dispatch_llm_suite.py --shapes`.
 """
 
 import argparse
@@ -27,6 +29,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("folders", nargs="+")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sample-b", type=int, default=0)
+    ap.add_argument("--shapes-out", default=None)
     args = ap.parse_args()
     files = {Path(d): sorted(Path(d).glob("*.parquet")) for d in args.folders}
     shapes = sorted({(int(m), int(n), int(k))
@@ -44,6 +48,11 @@ def main():
                 dest = Path(args.out) / half / folder.name / f.name
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 pq.write_table(table.filter(pa.array(keep)), dest)
+    if args.sample_b:
+        half_b = [s for s in shapes if not in_a[s]]
+        pick = sorted(half_b[i] for i in rng.choice(len(half_b), args.sample_b, replace=False))
+        with open(args.shapes_out, "w") as fh:
+            fh.write(",".join(f"{m}x{n}x{k}" for m, n, k in pick) + "\n")
     print(f"{len(shapes)} shapes: {sum(in_a.values())} in A, {len(shapes) - sum(in_a.values())} in B "
           f"-> {args.out}/A, {args.out}/B")
 
