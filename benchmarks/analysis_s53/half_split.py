@@ -19,9 +19,9 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+from tilepick.data.io import read_table, write_file
 
 
 def main():
@@ -32,22 +32,22 @@ def main():
     ap.add_argument("--sample-b", type=int, default=0)
     ap.add_argument("--shapes-out", default=None)
     args = ap.parse_args()
-    files = {Path(d): sorted(Path(d).glob("*.parquet")) for d in args.folders}
-    shapes = sorted({(int(m), int(n), int(k))
-                     for fs in files.values() for f in fs
-                     for m, n, k in pd.read_parquet(f, columns=["m", "n", "k"])
-                     .drop_duplicates().itertuples(index=False)})
+    if args.sample_b and not args.shapes_out:
+        ap.error("--sample-b needs --shapes-out FILE")
+    # each file read once, schema-checked; the halves written as dataset files
+    tables = {(Path(d), f): read_table(f) for d in args.folders
+              for f in sorted(Path(d).glob("*.parquet"))}
+    mnk = {key: list(zip(*(t.column(c).to_pylist() for c in ("m", "n", "k"))))
+           for key, t in tables.items()}
+    shapes = sorted({s for rows in mnk.values() for s in rows})
     rng = np.random.default_rng(args.seed)
     in_a = dict(zip(shapes, rng.permutation(len(shapes)) < len(shapes) // 2))
-    for folder, fs in files.items():
-        for f in fs:
-            table = pq.read_table(f)   # arrow, not pandas: the files keep the dataset schema
-            mnk = zip(*(table.column(c).to_pylist() for c in ("m", "n", "k")))
-            a = np.array([in_a[s] for s in mnk], dtype=bool)
-            for half, keep in (("A", a), ("B", ~a)):
-                dest = Path(args.out) / half / folder.name / f.name
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                pq.write_table(table.filter(pa.array(keep)), dest)
+    for (folder, f), table in tables.items():
+        a = np.array([in_a[s] for s in mnk[(folder, f)]], dtype=bool)
+        for half, keep in (("A", a), ("B", ~a)):
+            dest = Path(args.out) / half / folder.name / f.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            write_file(dest, table.filter(pa.array(keep)))
     if args.sample_b:
         half_b = [s for s in shapes if not in_a[s]]
         pick = sorted(half_b[i] for i in rng.choice(len(half_b), args.sample_b, replace=False))

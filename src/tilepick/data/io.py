@@ -98,7 +98,7 @@ def compact(src: str | os.PathLike, dest: str | os.PathLike, overwrite: bool = F
     df = df.sort_values(["problem_key", "config_id"]).reset_index(drop=True)
     table = pa.Table.from_pandas(df[STORED_NAMES], schema=STORED_SCHEMA, preserve_index=False)
     Path(dest).parent.mkdir(parents=True, exist_ok=True)
-    _replace_with(dest, stored(table))
+    write_file(dest, table)
     return table.num_rows
 
 
@@ -106,13 +106,15 @@ def _float_columns(table: pa.Table) -> list[str]:
     return [f.name for f in table.schema if pa.types.is_floating(f.type)]
 
 
-def _replace_with(dest: str | os.PathLike, table: pa.Table) -> None:
-    """``dest`` becomes ``table`` (a dataset file's compression), complete or not at all.
+def write_file(dest: str | os.PathLike, table: pa.Table) -> None:
+    """``dest`` becomes ``table`` as a dataset file (derived columns left out, floats narrowed
+    to the disk types), complete or not at all.
 
     Float columns (the times, mostly; float32 on disk, ``schema.DISK_SCHEMA``) are written
     byte-stream-split rather than dictionary encoded: lossless, and 12% smaller files on the
     bf16 data (session 36), which matters because the datasets ship in the repository and the
     repository must fit the GPU machine's upload."""
+    table = stored(table)
     tmp = Path(str(dest) + ".tmp")
     floats = _float_columns(table)
     pq.write_table(table, tmp, compression=COMPRESSION, compression_level=9,
@@ -150,7 +152,7 @@ def drop_family(path: str | os.PathLike, family: str) -> dict[str, int]:
         if n == table.num_rows:
             os.remove(f)
             continue
-        _replace_with(f, stored(table.filter(keep)))   # checked above; narrowed to disk types
+        write_file(f, table.filter(keep))   # checked above
     return dropped
 
 
