@@ -314,6 +314,19 @@ def test_train_long_k_misaligned_draws_the_same_kinds_on_long_k_small_outputs():
     assert long_k != S.train_long_k_misaligned("bf16", "cr", 1)
 
 
+def test_train_long_k_wide_misaligned_draws_the_same_kinds_on_wider_outputs():
+    wide = S.train_long_k_wide_misaligned("bf16", "rc", 0)
+    assert len(wide) == 150 and wide == S.train_long_k_wide_misaligned("bf16", "rc", 0)
+    assert S.problem_set("train_long_k_wide_misaligned", "bf16", "rc", 0, 30) == wide[:30]
+    assert all(8 <= p.m <= 4096 and 1 << 12 <= p.m * p.n < 1 << 18
+               and 16384 <= p.k <= 262144 and S.within_caps(p) for p in wide)
+    kinds = [(p.n % 8 == 0, p.k % 8 == 0) for p in wide]
+    assert all(kinds.count(c) == 50 for c in ((True, False), (False, True), (False, False)))
+    assert_training_only(wide, "rc")
+    narrow = {(p.m, p.n, p.k) for p in S.train_long_k_misaligned("bf16", "rc", 0)}
+    assert not narrow & {(p.m, p.n, p.k) for p in wide}
+
+
 # -- problem files ---------------------------------------------------------------------------------
 SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),
           GemmProblem(3, 5, 7, batch=4, dtype="fp32", tf32=True),

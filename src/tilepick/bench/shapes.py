@@ -50,7 +50,7 @@ __all__ = [
     "training_and_validation", "train_extra", "train_narrow", "train_decode", "train_midm",
     "train_small_k", "train_thin_long_k", "train_low_flop", "train_decode_misaligned_k",
     "train_mid_misaligned", "train_small_misaligned", "train_long_k_misaligned",
-    "EXTRA_MODELS", "NAMED_SETS", "problem_set", "resolve_problems",
+    "train_long_k_wide_misaligned", "EXTRA_MODELS", "NAMED_SETS", "problem_set", "resolve_problems",
     "ProblemFileError", "read_problem_file", "write_problem_file",
     "DEFAULT_N_TRAIN", "DEFAULT_N_VAL",
 ]
@@ -877,6 +877,22 @@ def train_long_k_misaligned(dtype="bf16", layout: str = "rr", seed: int = 0,
                                 _misaligned_draw(1, 512, (0, 1 << 16), 16384, 262144))
 
 
+def train_long_k_wide_misaligned(dtype="bf16", layout: str = "rr", seed: int = 0,
+                                 count: int | None = 150) -> list[GemmProblem]:
+    """:func:`train_long_k_misaligned`'s three alignment kinds and K range on wider outputs: M
+    and N log-uniform in [8, 4096] with 2^12 <= M x N < 2^18. Why (session 54): out of fold
+    (``benchmarks/results/extra_data_oof_long_k4_s53.json.gz``) that set's problems with
+    M x N >= 2^12, about 22 per layout and alignment kind, read 91.6-99.4% (cc with N and K
+    off 8: 91.6; rc 94.7, rr 94.7-95.6 where K is off), and the rc validation set's worst pick
+    is one of them: 128 x 257 x 262144, where `gemm.cublas_repack` (119 TFLOP/s) is picked
+    and the one-launch split-K (235) wins; the model predicts cuBLAS behind copies at 157.
+    Shapes over the caps (an operand over 2 GiB) are skipped. Never an (M, N, K) of the
+    validation or the train pool, nor a weight shape (N, K) of the held-out families."""
+    return _training_only_draws(dtype, layout, seed, "train_long_k_wide_misaligned",
+                                150 if count is None else count,
+                                _misaligned_draw(8, 4096, (1 << 12, 1 << 18), 16384, 262144))
+
+
 def mixed(dtype="bf16", layout: str = "rr", seed: int = 0,
           count: int | None = 1000) -> list[GemmProblem]:
     """A blend of every generator (40% LLM, 25% random, 10% each square / tall-skinny /
@@ -962,6 +978,7 @@ NAMED_SETS: dict[str, ProblemSetFn] = {
     "train_mid_misaligned": train_mid_misaligned,
     "train_small_misaligned": train_small_misaligned,
     "train_long_k_misaligned": train_long_k_misaligned,
+    "train_long_k_wide_misaligned": train_long_k_wide_misaligned,
     "mixed": mixed,
 }
 
