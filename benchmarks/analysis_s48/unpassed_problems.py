@@ -8,12 +8,12 @@ Why: a pass cut by its time budget leaves the rest of a folder's problems on the
     python benchmarks/analysis_s48/unpassed_problems.py FOLDER OUT.jsonl
 """
 
-import json
 import sys
 from pathlib import Path
 
 import pandas as pd
 
+from tilepick.bench.shapes import write_problem_file
 from tilepick.problem import GemmProblem
 
 
@@ -24,11 +24,9 @@ def main():
     passes = [pd.read_parquet(f, columns=cols) for f in folder.glob("retime-*.parquet")]
     passed = set(pd.concat(passes)["problem_key"]) if passes else set()
     keys = sorted(set(swept["problem_key"]) - passed)
-    with open(out, "w") as fh:
-        for key in keys:
-            p = GemmProblem.from_key(key)
-            fh.write(json.dumps({"op": "gemm", "m": p.m, "n": p.n, "k": p.k, "batch": p.batch,
-                                 "dtype": p.dtype, "layout": p.layout}) + "\n")
+    # the one problem-file writer: the same JSONL lines, and the leading dimensions where a
+    # problem has its own
+    write_problem_file([GemmProblem.from_key(key) for key in keys], out)
     print(f"{len(keys)} of {swept['problem_key'].nunique()} problems without a pass -> {out}")
 
 
