@@ -39,11 +39,7 @@ def consensus(df, pred, delta: float):
         idx = g.index.to_numpy()
         top, first = idx[np.argmax(pred[idx].mean(1))], g["rank"].idxmin()
         run = bool((pred[top] - pred[first]).min() > delta)
-        rows.append({"spec": spec, "m": int(g["m"].iloc[0]), "layout": g["layout"].iloc[0],
-                     "pick": g["entry"][top] if run else L.TORCH,
-                     "chosen": float(df["over_torch"][top]) if run else 1.0,
-                     "first": float(df["over_torch"][first]),
-                     "best": max(1.0, float(g["over_torch"].max()))})
+        rows.append(L.choice_row(spec, g, top, first, run))
     return pd.DataFrame(rows)
 
 

@@ -155,15 +155,21 @@ def choices(df, scores, delta: float):
     d = df.assign(score=scores)
     rows = []
     for spec, g in d.groupby("spec", sort=False):
-        top = g.loc[g["score"].idxmax()]
-        first = g.loc[g["rank"].idxmin()]
-        run = bool(top["score"] - first["score"] > delta)
-        rows.append({"spec": spec, "m": int(top["m"]), "layout": top["layout"],
-                     "pick": top["entry"] if run else TORCH,
-                     "chosen": float(top["over_torch"]) if run else 1.0,
-                     "first": float(first["over_torch"]),
-                     "best": max(1.0, float(g["over_torch"].max()))})
+        top, first = g["score"].idxmax(), g["rank"].idxmin()
+        run = bool(g.at[top, "score"] - g.at[first, "score"] > delta)
+        rows.append(choice_row(spec, g, top, first, run))
     return pd.DataFrame(rows)
+
+
+def choice_row(spec: str, g, top, first, run: bool) -> dict:
+    """One shape's row of :func:`choices`: its rows ``g``, the index labels of the entry a
+    rule ranks first (``top``) and of the heuristic's first entry, and whether the rule runs
+    ``top`` instead of torch.matmul (analyses of other rules build their rows here too)."""
+    return {"spec": spec, "m": int(g.at[top, "m"]), "layout": g.at[top, "layout"],
+            "pick": g.at[top, "entry"] if run else TORCH,
+            "chosen": float(g.at[top, "over_torch"]) if run else 1.0,
+            "first": float(g.at[first, "over_torch"]),
+            "best": max(1.0, float(g["over_torch"].max()))}
 
 
 def summary(ch) -> dict:
