@@ -327,6 +327,16 @@ def test_train_long_k_wide_misaligned_draws_the_same_kinds_on_wider_outputs():
     assert not narrow & {(p.m, p.n, p.k) for p in wide}
 
 
+
+def test_train_decode_pow2_n_draws_decode_steps_on_power_of_two_outputs():
+    pocket = S.train_decode_pow2_n("bf16", "rr", 0)
+    assert len(pocket) == 96 and pocket == S.train_decode_pow2_n("bf16", "rr", 0)
+    assert S.problem_set("train_decode_pow2_n", "bf16", "rr", 0, 20) == pocket[:20]
+    assert all(1 <= p.m <= 4 and 1024 <= p.k <= 65536 and p.k % 256 == 0 for p in pocket)
+    assert sorted(p.n for p in pocket) == sorted([4096, 8192, 16384, 32768] * 24)
+    assert_training_only(pocket, "rr")
+    assert not {(p.n, p.k) for p in pocket} & {(8192, 8192), (8192, 28672)}
+
 # -- problem files ---------------------------------------------------------------------------------
 SAMPLE = [GemmProblem(1, 4096, 4096), GemmProblem(777, 6144, 4096, dtype="fp16", layout="rc"),
           GemmProblem(3, 5, 7, batch=4, dtype="fp32", tf32=True),

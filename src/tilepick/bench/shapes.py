@@ -50,7 +50,7 @@ __all__ = [
     "training_and_validation", "train_extra", "train_narrow", "train_decode", "train_midm",
     "train_small_k", "train_thin_long_k", "train_low_flop", "train_decode_misaligned_k",
     "train_mid_misaligned", "train_small_misaligned", "train_long_k_misaligned",
-    "train_long_k_wide_misaligned", "EXTRA_MODELS", "NAMED_SETS", "problem_set", "resolve_problems",
+    "train_long_k_wide_misaligned", "train_decode_pow2_n", "EXTRA_MODELS", "NAMED_SETS", "problem_set", "resolve_problems",
     "ProblemFileError", "read_problem_file", "write_problem_file",
     "DEFAULT_N_TRAIN", "DEFAULT_N_VAL",
 ]
@@ -893,6 +893,25 @@ def train_long_k_wide_misaligned(dtype="bf16", layout: str = "rr", seed: int = 0
                                 _misaligned_draw(8, 4096, (1 << 12, 1 << 18), 16384, 262144))
 
 
+def train_decode_pow2_n(dtype="bf16", layout: str = "rr", seed: int = 0,
+                        count: int | None = 96) -> list[GemmProblem]:
+    """Decode steps on power-of-two outputs: M log-uniform in [1, 4], N one of 4096, 8192,
+    16384 and 32768 (a quarter each, in turn), K a transformer width (:func:`_transformer_width`).
+    Why (session 55): there cuBLAS and the one-launch split-K lie within a few % of each other
+    and the vendor gate's call is a coin that retrains flip (rr 1 x 8192 x 8192 of the LLM
+    suite went from cuBLAS, 1.00x, to a split-K at 0.94-0.96x in sessions 40 and 54), while
+    the training data holds ~100 such rr problems at M <= 4, and the gate misses a third of
+    them in sample (``benchmarks/analysis_s55/pocket_gate.py``). Never an
+    (M, N, K) of the validation or the train pool, nor a weight shape (N, K) of the held-out
+    families (so not 8192 x 8192 nor 8192 x 28672)."""
+    widths = (4096, 8192, 16384, 32768)
+
+    def draw(rng, have):
+        return _loguniform_int(rng, 1, 4), widths[have % 4], _transformer_width(rng)
+    return _training_only_draws(dtype, layout, seed, "train_decode_pow2_n",
+                                96 if count is None else count, draw)
+
+
 def mixed(dtype="bf16", layout: str = "rr", seed: int = 0,
           count: int | None = 1000) -> list[GemmProblem]:
     """A blend of every generator (40% LLM, 25% random, 10% each square / tall-skinny /
@@ -979,6 +998,7 @@ NAMED_SETS: dict[str, ProblemSetFn] = {
     "train_small_misaligned": train_small_misaligned,
     "train_long_k_misaligned": train_long_k_misaligned,
     "train_long_k_wide_misaligned": train_long_k_wide_misaligned,
+    "train_decode_pow2_n": train_decode_pow2_n,
     "mixed": mixed,
 }
 

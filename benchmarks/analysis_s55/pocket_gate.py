@@ -1,0 +1,61 @@
+"""The vendor gate on the rr decode pocket of the training data (CPU, ~1 min).
+
+Per rr problem of a model's training data with M <= 4 and N in ``--n`` (bf16, K >= 2048):
+cuBLAS over the best measured Triton candidate (the labels as ``clean`` reads them), and each
+model's raw gate score (> 0: cuBLAS first). Why (session 55): rr 1 x 8192 x 8192 of the LLM
+suite sits in this pocket and its gate score was +0.03 in the shipped model, -0.04 in a
+retrain: a coin. The last line counts, per model, the problems whose gate call disagrees with
+the measured better of the two (the gate's label is cuBLAS against the ranker's out-of-fold
+pick, not the best Triton candidate, so this is a bound, not its training error).
+
+    python benchmarks/analysis_s55/pocket_gate.py MODEL [MODEL ...] [--data-model DIR] [--n 4096 8192 16384]
+"""
+
+import argparse
+import json
+
+import numpy as np
+
+from tilepick.model.dataset import clean, read_raw
+from tilepick.model.predictor import Predictor
+from tilepick.problem import GemmProblem
+
+
+def gate_raw(pred: Predictor, prob: GemmProblem) -> float:
+    """The gate's raw score for ``prob`` (problem-only columns: any candidate's row serves)."""
+    table = pred._table(prob)
+    index = np.flatnonzero(table.valid_mask(prob))
+    x = table.features(prob, index[:1])
+    return float(pred.ensemble.predict(x)[0, pred.gate_column])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--data-model", default=None,
+                    help="whose manifest lists the data (default: the last model)")
+    ap.add_argument("--n", type=int, nargs="+", default=[4096, 8192, 16384])
+    ap.add_argument("--max-m", type=int, default=4)
+    args = ap.parse_args()
+    man = json.load(open(f"{args.data_model or args.models[-1]}/manifest.json"))
+    df = clean(read_raw([f["path"] for f in man["data"]]), dtype="bf16")
+    df = df[(df.layout == "rr") & (df.m <= args.max_m) & df.n.isin(args.n) & (df.k >= 2048)]
+    preds = {d: Predictor(d) for d in args.models}
+    wrong = dict.fromkeys(preds, 0)
+    for key, g in df.groupby("problem_key"):
+        vendor = g["family"] == "gemm.cublas"
+        if not vendor.any() or vendor.all():
+            continue
+        ratio = g.loc[vendor, "tflops"].max() / g.loc[~vendor, "tflops"].max()
+        m, n, k = (int(g.iloc[0][c]) for c in ("m", "n", "k"))
+        prob = GemmProblem(m=m, n=n, k=k, layout="rr")
+        scores = {d: gate_raw(p, prob) for d, p in preds.items()}
+        for d, s in scores.items():
+            wrong[d] += (s > 0) != (ratio > 1)
+        print(f"{key:32s} cuBLAS / best Triton {ratio:.3f}  gate "
+              + "  ".join(f"{s:+.2f}" for s in scores.values()))
+    print("calls against the measured better:", wrong, "of", df["problem_key"].nunique())
+
+
+if __name__ == "__main__":
+    main()
