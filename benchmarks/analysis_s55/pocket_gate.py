@@ -9,12 +9,18 @@ the measured better of the two (the gate's label is cuBLAS against the ranker's 
 pick, not the best Triton candidate, so this is a bound, not its training error).
 
     python benchmarks/analysis_s55/pocket_gate.py MODEL [MODEL ...] [--data-model DIR] [--n 4096 8192 16384]
+        [--data FILE.parquet ...]
+
+``--data`` reads those files instead of the manifest's (e.g. one folder: session 56 read
+``train_decode_pow2_n_rr/*.parquet`` alone for the table of cuBLAS / best Triton by M and N
+printed at the end).
 """
 
 import argparse
 import json
 
 import numpy as np
+import pandas as pd
 
 from tilepick.model.dataset import clean, read_raw
 from tilepick.model.predictor import Predictor
@@ -36,18 +42,25 @@ def main():
                     help="whose manifest lists the data (default: the last model)")
     ap.add_argument("--n", type=int, nargs="+", default=[4096, 8192, 16384])
     ap.add_argument("--max-m", type=int, default=4)
+    ap.add_argument("--data", nargs="*", default=None, help="parquet files (default: the manifest's)")
     args = ap.parse_args()
-    man = json.load(open(f"{args.data_model or args.models[-1]}/manifest.json"))
-    df = clean(read_raw([f["path"] for f in man["data"]]), dtype="bf16")
+    if args.data:
+        paths = args.data
+    else:
+        man = json.load(open(f"{args.data_model or args.models[-1]}/manifest.json"))
+        paths = [f["path"] for f in man["data"]]
+    df = clean(read_raw(paths), dtype="bf16")
     df = df[(df.layout == "rr") & (df.m <= args.max_m) & df.n.isin(args.n) & (df.k >= 2048)]
     preds = {d: Predictor(d) for d in args.models}
     wrong = dict.fromkeys(preds, 0)
+    ratios = []
     for key, g in df.groupby("problem_key"):
         vendor = g["family"] == "gemm.cublas"
         if not vendor.any() or vendor.all():
             continue
         ratio = g.loc[vendor, "tflops"].max() / g.loc[~vendor, "tflops"].max()
         m, n, k = (int(g.iloc[0][c]) for c in ("m", "n", "k"))
+        ratios.append({"m": "1" if m == 1 else f"2-{args.max_m}", "n": n, "ratio": ratio})
         prob = GemmProblem(m=m, n=n, k=k, layout="rr")
         scores = {d: gate_raw(p, prob) for d, p in preds.items()}
         for d, s in scores.items():
@@ -55,6 +68,9 @@ def main():
         print(f"{key:32s} cuBLAS / best Triton {ratio:.3f}  gate "
               + "  ".join(f"{s:+.2f}" for s in scores.values()))
     print("calls against the measured better:", wrong, "of", df["problem_key"].nunique())
+    table = pd.DataFrame(ratios).groupby(["m", "n"])["ratio"].describe()
+    print("cuBLAS / best Triton by M and N:")
+    print(table[["count", "min", "50%", "max"]].round(3).to_string())
 
 
 if __name__ == "__main__":
