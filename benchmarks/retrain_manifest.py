@@ -15,7 +15,7 @@ figures, `benchmarks/paired_validation.py` the validation ones).
     python benchmarks/retrain_manifest.py MODEL_DIR OUT_DIR [--no-hold-out] [--add F ...]
         [--new-folder]
         [--label-times retimed|aligned|screen] [--seed-ensemble N] [--rounds N]
-        [--param KEY=VALUE ...]
+        [--param KEY=VALUE ...] [--gate-l2 X]
 """
 
 import argparse
@@ -67,6 +67,7 @@ def main():
     ap.add_argument("--label-times", choices=LABEL_TIMES, default=None)
     ap.add_argument("--seed-ensemble", type=int, default=None, help="runs in the ensemble")
     ap.add_argument("--rounds", type=int, default=None, help="boosting rounds")
+    ap.add_argument("--gate-l2", type=float, default=None, help="the vendor gate's lambda_l2")
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="a LightGBM parameter (the value read as JSON where it parses)")
     args = ap.parse_args()
@@ -78,6 +79,8 @@ def main():
         opts = dataclasses.replace(opts, seed_ensemble=args.seed_ensemble)
     if args.rounds:
         opts = dataclasses.replace(opts, rounds=args.rounds)
+    if args.gate_l2 is not None:
+        opts = dataclasses.replace(opts, gate_lambda_l2=args.gate_l2)
     if args.param:
         opts = dataclasses.replace(opts, params={**opts.params, **parse_params(args.param)})
     files = with_added([d["path"] for d in manifest["data"]], args.add, args.new_folder)

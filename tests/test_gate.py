@@ -229,3 +229,33 @@ def test_a_pooled_gate_learns_from_every_dtype_and_is_scored_on_the_served_one(t
     assert plain["vendor_gate"]["pooled"] is False
     with pytest.raises(ValueError, match="gate_pool"):
         TrainOptions(gate_pool=True, gate_splits=2)
+
+
+def test_the_gates_l2_is_part_of_the_recipe_and_reaches_every_gate_fit(tmp_path, monkeypatch):
+    from tilepick.data import io
+    from tilepick.model.evaluate import recipe_options
+
+    io.write_part(tmp_path / "d", synthetic_rows(SHAPES[:18], seed=5))
+    seen = []
+    real_fit = gate.fit
+
+    def spy(x, y, seed=0, params=None, **kw):
+        seen.append((params or {}).get("lambda_l2"))
+        return real_fit(x, y, seed, params=params, **kw)
+
+    monkeypatch.setattr(gate, "fit", spy)
+    out = tmp_path / "gemm_bf16_h200"
+    cvm = train([tmp_path / "d"], "bf16", "h200", out,
+                TrainOptions(folds=3, objective="lambdarank", vendor_gate="on",
+                             gate_lambda_l2=0.01))
+    # the 3 out-of-fold gates and the shipped one
+    assert seen and set(seen) == {0.01} and len(seen) == 4
+    assert cvm["vendor_gate"]["params"]["lambda_l2"] == 0.01
+    assert recipe_options(out).gate_lambda_l2 == 0.01
+    # a manifest from before the option reads as the gate it was fitted with
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["parameters"]["gate_lambda_l2"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert recipe_options(out).gate_lambda_l2 == gate.GATE_PARAMS["lambda_l2"] == 0.1
+    with pytest.raises(ValueError, match="gate_lambda_l2"):
+        TrainOptions(gate_lambda_l2=float("nan"))

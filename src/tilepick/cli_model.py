@@ -257,6 +257,9 @@ def register(app: typer.Typer) -> None:
               gate_pool: bool = typer.Option(
                   False, "--gate-pool", help="the vendor gate also learns from the pooled "
                   "dtypes' problems (their out-of-fold picks; the dtype is one of its features)"),
+              gate_l2: float = typer.Option(
+                  None, "--gate-l2", help="the vendor gate's LightGBM lambda_l2 (default "
+                  "0.1: tilepick.model.gate.GATE_PARAMS)"),
               seed_ensemble: int = typer.Option(
                   1, "--seed-ensemble", help="the ranker: the mean of this many LightGBM runs "
                   "with seeds seed, seed+1, ... of the parameters (one booster, N x the trees)"),
@@ -285,6 +288,7 @@ def register(app: typer.Typer) -> None:
                                 rounds=rounds or NUM_ROUNDS, warm_start=warm_start,
                                 pool=tuple(pool), vendor_gate=vendor_gate,
                                 gate_splits=gate_splits, gate_pool=gate_pool,
+                                **({"gate_lambda_l2": gate_l2} if gate_l2 is not None else {}),
                                 seed_ensemble=seed_ensemble,
                                 fold_grouping=fold_grouping, label_times=label_times,
                                 hold_out=hold_out,

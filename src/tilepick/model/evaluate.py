@@ -92,6 +92,9 @@ def recipe_options(model_dir) -> TrainOptions:
                         label_times=params.get("label_times", "retimed"),
                         gate_splits=int(params.get("gate_splits", 1)),
                         gate_pool=bool(params.get("gate_pool", False)),
+                        # manifests from before the option: the gate's L2 was GATE_PARAMS'
+                        gate_lambda_l2=float(params.get("gate_lambda_l2",
+                                                        TrainOptions.gate_lambda_l2)),
                         seed_ensemble=int(params.get("seed_ensemble", 1)),
                         vendor_gate=params.get("vendor_gate", TrainOptions.vendor_gate),
                         catalog=manifest.get("catalog", TrainOptions.catalog),

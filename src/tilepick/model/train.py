@@ -81,6 +81,12 @@ class TrainOptions:
     # are the same kernels in both (BENCHMARKS, "Session 23"). It is scored out of fold on the
     # served problems only, as without it
     gate_pool: bool = False
+    # the vendor gate's L2 (gate.GATE_PARAMS' 0.1 unless set). Why an option: its labels'
+    # weights are |log ratio|, ~0.01-0.05 where cuBLAS wins a decode pocket by 1-5%, and at
+    # 0.1 the gate fitted on every problem still called Triton on some of its own training
+    # problems there (rr 1 x 8192 x 9216: -0.17 in session 55's w2p retrain, cuBLAS 5% ahead);
+    # 0.01 fits them with the same out-of-fold figures (BENCHMARKS, "Session 56")
+    gate_lambda_l2: float = gate.GATE_PARAMS["lambda_l2"]
     # the ranker is the mean of this many LightGBM runs, seeds seed, seed + 1, ... of the
     # parameters (booster.average): LightGBM's own seed (bagging, feature fraction) moved the
     # rr validation mean by 0.35 point on the same data (BENCHMARKS, "Session 18")
@@ -109,6 +115,8 @@ class TrainOptions:
         if self.vendor_gate not in VENDOR_GATE_CHOICES:
             raise ValueError(f"vendor_gate must be one of {VENDOR_GATE_CHOICES}, "
                              f"got {self.vendor_gate!r}")
+        if not self.gate_lambda_l2 >= 0:   # NaN too
+            raise ValueError(f"gate_lambda_l2 must be >= 0, got {self.gate_lambda_l2}")
         if self.gate_splits < 1:
             raise ValueError(f"gate_splits must be >= 1, got {self.gate_splits}")
         if self.gate_pool and self.gate_splits > 1:
@@ -255,7 +263,8 @@ def extra_split_keys(ds: Dataset, obj: Objective, opts: TrainOptions) -> list[np
 
 
 def gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], served: np.ndarray,
-                     seed: int, extra_keys: list[np.ndarray] = ()) -> GateResult:
+                     seed: int, extra_keys: list[np.ndarray] = (),
+                     gate_params: dict | None = None) -> GateResult:
     """Gates fitted on the other folds' problems, called on each fold's problems; with
     ``extra_keys`` (:func:`extra_split_keys`) their labels average those splits' outcomes
     too. The gated ranking and the ceiling are of ``res``'s own split."""
@@ -263,14 +272,14 @@ def gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], served: np.ndar
     masks = [(f.train[served], f.test[served]) for f in folds]
     x = gate.problem_matrix(sc.x[sc.starts])
     raw, y, has = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys, x,
-                                   masks, seed, extra_keys=extra_keys)
+                                   masks, seed, extra_keys=extra_keys, params=gate_params)
     # the ceiling is of this split's own outcomes: the labels are those unless averaged
     own = None if len(extra_keys) else (y, has)
     return _gated(res, raw, y, has, own, (x, y, has))
 
 
 def pooled_gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
-                            seed: int) -> GateResult:
+                            seed: int, gate_params: dict | None = None) -> GateResult:
     """As :func:`gate_out_of_fold`, but each fold's gate is fitted on the other folds'
     problems of every dtype of ``ds`` (``res.pooled_keys``: the pooled problems' out-of-fold
     picks) and called on the fold's served problems; the gate to ship is fitted on every
@@ -281,7 +290,8 @@ def pooled_gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], ds: Data
     x = gate.problem_matrix(ds.x[ds.starts])
     masks = [(f.train, f.test & ds.served) for f in folds]
     raw_all, y_all, has_all = gate.out_of_fold(ds.problem_index, ds.config_ids, ds.tflops,
-                                               res.pooled_keys, x, masks, seed)
+                                               res.pooled_keys, x, masks, seed,
+                                               params=gate_params)
     y, has = y_all[ds.served], has_all[ds.served]
     return _gated(res, raw_all[ds.served], y, has, (y, has), (x, y_all, has_all))
 
@@ -301,9 +311,14 @@ def recipe_gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], ds: Data
     pooled where the ranker scored the pool (``gate_pool``), else on the served problems with
     ``gate_splits``' further draws."""
     if res.pooled_keys is not None:
-        return pooled_gate_out_of_fold(res, folds, ds, opts.seed)
+        return pooled_gate_out_of_fold(res, folds, ds, opts.seed, gate_params(opts))
     return gate_out_of_fold(res, folds, ds.served, opts.seed,
-                            extra_split_keys(ds, OBJECTIVES[res.name], opts))
+                            extra_split_keys(ds, OBJECTIVES[res.name], opts), gate_params(opts))
+
+
+def gate_params(opts: TrainOptions) -> dict:
+    """The recipe's overrides of :data:`gate.GATE_PARAMS`."""
+    return {"lambda_l2": opts.gate_lambda_l2}
 
 
 def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
@@ -312,7 +327,8 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
     report = {"choice": opts.vendor_gate, "shipped": False,
               "rule": ("auto: shipped when the gated out-of-fold mean efficiency is above the "
                        "ranker's alone"),
-              "params": dict(gate.GATE_PARAMS, seed=opts.seed), "rounds": gate.GATE_ROUNDS,
+              "params": dict(gate.GATE_PARAMS, seed=opts.seed, **gate_params(opts)),
+              "rounds": gate.GATE_ROUNDS,
               "label_splits": opts.gate_splits,
               "label": ("log(cuBLAS / the ranker's first Triton pick), out of fold, averaged "
                         f"over {opts.gate_splits} fold split(s)")}
@@ -334,7 +350,7 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
         return None, report
     report["shipped"] = True
     x, y, has = g.fit_on
-    return gate.fit(x[has], y[has], opts.seed), report
+    return gate.fit(x[has], y[has], opts.seed, params=gate_params(opts)), report
 
 
 def _ceiling(res: ObjectiveResult, outcomes: tuple | None = None) -> dict:
