@@ -31,7 +31,8 @@ from tilepick.config import KernelConfig, space
 from tilepick.features.columns import (CONFIG_INPUTS, FAMILY_CODES, Columns, config_columns,
                                        dtype_of, hardware_columns, problem_columns)
 from tilepick.features.compute import FEATURE_NAMES, compute
-from tilepick.features.table import FEATURES
+from tilepick.features.table import (FEATURES, LAUNCH_S, _flops, _load_instrs, _min_bytes,
+                                     _splitk_per_factor)
 from tilepick.hardware import HardwareProfile
 from tilepick.problem import DType, GemmProblem, next_pow2
 from tilepick.solvers import SOLVERS
@@ -58,6 +59,68 @@ _CONFIG_COLS, _PER_PROBLEM_COLS, _INTERACTION_COLS = (
 _PER_PROBLEM_NAMES = [FEATURE_NAMES[j] for j in _PER_PROBLEM_POS]
 _INTERACTION_NAMES = [FEATURE_NAMES[j] for j in _INTERACTION_POS]
 _INPUT_NAMES = CONFIG_INPUTS
+
+
+# The interaction features in table order, as :func:`_interactions` computes them.
+_FAST_INTERACTION_NAMES = (
+    "tiles_m", "tiles_n", "k_blocks", "k_iters", "eff_m", "eff_n", "eff_k", "tile_eff",
+    "output_tiles", "programs", "waves", "sm_util", "waves_resident", "sm_util_resident",
+    "pipeline_fill", "log2_traffic_ratio", "log2_load_instrs", "log2_splitk_ws_ratio",
+    "log2_estimate_us", "estimate_tflops")
+_FAST_INTERACTIONS = tuple(_INTERACTION_NAMES) == _FAST_INTERACTION_NAMES
+# rows of CandidateTable._gather: the config features in table order, then four more
+_G = {name: i for i, name in enumerate(_CONFIG_FEATURES)}
+_G_BLOCKS, _G_SPLIT, _G_STAGES = _G["block_m"], _G["split_k"], _G["num_stages"]
+_G_WS = _G["splitk_ws_factor"]
+_G_SLOTS = len(_CONFIG_FEATURES)          # sm_count, sm_count * occupancy: the wave slots
+_G_REPACK, _G_LAUNCH = _G_SLOTS + 2, _G_SLOTS + 3   # 1 + 2 is_repack, launch microseconds
+_FAST_INTERACTIONS &= (_G["block_n"] == _G_BLOCKS + 1 and _G["block_k"] == _G_BLOCKS + 2)
+
+
+def _interactions(c: Columns, g: np.ndarray, load_instrs: np.ndarray, out: np.ndarray) -> None:
+    """The interaction features into ``out`` (features x candidates): the table's formulas
+    (:mod:`tilepick.features.table`) with the same floating-point operations in the same
+    order, fused into few numpy calls (M, N and K as one 3-row operation; waves and wave
+    efficiency over SMs and over resident slots as one 2-row operation). ``c``: the problem's
+    and hardware's scalars (its per-problem features computed); ``g``: the candidates'
+    columns of ``CandidateTable._gather``; ``load_instrs``: their ``log2_load_instrs``."""
+    blocks, split = g[_G_BLOCKS:_G_BLOCKS + 3], g[_G_SPLIT]
+    mnk = np.array([[c.m], [c.n], [c.k]])
+    tiles = out[0:3]                                  # tiles_m, tiles_n, k_blocks
+    np.ceil(np.divide(mnk, blocks, out=tiles), out=tiles)
+    np.ceil(np.divide(out[2], split, out=out[3]), out=out[3])            # k_iters
+    np.divide(mnk, tiles * blocks, out=out[4:7])                          # eff_m, eff_n, eff_k
+    np.multiply(np.multiply(out[4], out[5], out=out[7]), out[6], out=out[7])   # tile_eff
+    np.multiply(np.multiply(out[0], out[1], out=out[8]), c.batch, out=out[8])  # output_tiles
+    programs = np.multiply(out[8], split, out=out[9])
+    slots = g[_G_SLOTS:_G_SLOTS + 2]
+    waves = np.divide(programs, slots, out=out[10:13:2])     # waves, waves_resident
+    np.divide(programs, np.ceil(waves) * slots, out=out[11:14:2])   # sm_util, sm_util_resident
+    np.minimum(1.0, np.divide(out[3], g[_G_STAGES], out=out[14]), out=out[14])  # pipeline_fill
+    mb = _min_bytes(c)
+    a = c.batch * c.m * c.k * c.itemsize / mb
+    b = c.batch * c.k * c.n * c.itemsize / mb
+    o = c.batch * c.m * c.n * c.out_itemsize / mb
+    t = a * out[1]
+    t += b * out[0]
+    t += o
+    np.log2(t, out=out[15])                                               # log2_traffic_ratio
+    out[16] = load_instrs
+    ws, per_factor = g[_G_WS], _splitk_per_factor(c)
+    t = (per_factor / mb) * ws
+    t += 1.0
+    np.log2(t, out=out[17])                                               # log2_splitk_ws_ratio
+    flops = _flops(c)
+    peak_us = flops / (c.peak_tflops * 1e6)
+    bw = c.mem_bw_gbps * 1e3
+    compute_us = out[7] * out[11]
+    np.divide(peak_us, compute_us, out=compute_us)
+    memory_us = mb / bw * g[_G_REPACK]
+    memory_us += (per_factor / bw) * ws
+    np.maximum(compute_us, memory_us, out=compute_us)
+    compute_us += g[_G_LAUNCH]
+    np.log2(compute_us, out=out[18])                                      # log2_estimate_us
+    np.divide(flops / 1e6, np.exp2(out[18], out=out[19]), out=out[19])   # estimate_tflops
 
 
 def space_configs(families=None) -> list[KernelConfig]:
@@ -145,6 +208,13 @@ class CandidateTable:
         # ceil(K / bk) >= split_k  <=>  K > (split_k - 1) * bk
         self._split_cfg = (bm_s, bn_s, (sk_s - 1) * bk_s, sk_s)
         self._size_cache: dict = {}
+        # config-only rows the fast interaction features read, gathered with the config
+        # features in one call per problem (:func:`_interactions`)
+        cf, smc = self.config_features, self._hardware["sm_count"]
+        self._gather = np.vstack([self._static, np.full(len(self.configs), smc),
+                                  smc * cf["occupancy"], 1.0 + 2 * cf["is_repack"],
+                                  (LAUNCH_S * 1e6) * cf["launches"]])
+        self._load_cache: dict = {}
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -196,7 +266,41 @@ class CandidateTable:
         return ok  # callers combine it into a new array; never modified in place
 
     def features(self, problem: GemmProblem, index: np.ndarray) -> np.ndarray:
-        """The (candidates x features) matrix, spec order, row-major (LightGBM reads rows)."""
+        """The (candidates x features) matrix, spec order, row-major (LightGBM reads rows).
+
+        The interaction features come from :func:`_interactions` (fused numpy calls on
+        cached config-only factors: the same numbers as the table's formulas, which
+        :meth:`features_reference` evaluates; ``tests/test_features.py`` compares the two)."""
+        if not _FAST_INTERACTIONS:   # the table changed: its own formulas, one by one
+            return self.features_reference(problem, index)
+        x = np.empty((len(index), len(FEATURE_NAMES)), dtype=np.float64)
+        g = self._gather[:, index]
+        x[:, _CONFIG_COLS] = g[:len(_CONFIG_POS)].T
+        cols = Columns(problem_columns(problem))
+        cols.update(self._hardware)
+        compute(cols, kinds=("problem",))
+        x[:, _PER_PROBLEM_COLS] = np.array([cols[n] for n in _PER_PROBLEM_NAMES], np.float64)
+        out = np.empty((len(_INTERACTION_POS), len(index)), dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            _interactions(cols, g, self._load_instrs(cols)[index], out)
+        x[:, _INTERACTION_COLS] = out.T
+        return x
+
+    def _load_instrs(self, cols: Columns) -> np.ndarray:
+        """``log2_load_instrs`` of every config of the table: the table's formula, which reads
+        the problem only through ``align_a >= 16`` and ``align_b >= 16``; cached per pair."""
+        key = (cols.align_a >= 16, cols.align_b >= 16)
+        found = self._load_cache.get(key)
+        if found is None:
+            c = Columns(self.config_features, itemsize=cols.itemsize,
+                        align_a=16.0 if key[0] else 1.0, align_b=16.0 if key[1] else 1.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                found = self._load_cache[key] = np.asarray(_load_instrs(c), dtype=np.float64)
+        return found
+
+    def features_reference(self, problem: GemmProblem, index: np.ndarray) -> np.ndarray:
+        """:meth:`features` through the feature table's formulas one by one (the reference
+        the fast path is tested against)."""
         x = np.empty((len(index), len(FEATURE_NAMES)), dtype=np.float64)
         static = self._static[:, index]
         x[:, _CONFIG_COLS] = static.T

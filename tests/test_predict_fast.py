@@ -1,0 +1,55 @@
+"""The prediction path's fast equivalents give exactly what their straightforward references
+give (bit for bit): the candidate table's fused features against the feature table's formulas
+one by one. ``benchmarks/rank_parity.py`` checks whole rankings over ~1,500 problems."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tilepick.features import candidate_table
+from tilepick.features import candidates as cand
+from tilepick.model import Predictor
+from tilepick.problem import GemmProblem
+
+MODEL = Path(__file__).resolve().parent.parent / "models" / "gemm_bf16_h200"
+
+PROBLEMS = [
+    GemmProblem(1, 4096, 4096), GemmProblem(7, 8192, 1000, layout="rc"),
+    GemmProblem(16, 28672, 4096, layout="cc"), GemmProblem(333, 777, 4099, layout="cr"),
+    GemmProblem(4096, 4096, 4096), GemmProblem(8191, 127, 65, layout="rc"),
+    GemmProblem(96, 80, 64, batch=3), GemmProblem(1000, 1000, 1000, lda=1003),
+    GemmProblem(17, 33, 65, layout="rc", base_align=4), GemmProblem(1, 1, 1),
+    GemmProblem(2, 16384, 131072, layout="cc", ldc=16392, base_align=8),
+    GemmProblem(64, 64, 64, dtype="fp8e4m3", layout="rc"),
+    GemmProblem(5, 3000, 7000, dtype="fp16", layout="rr", ldb=3001),
+]
+
+
+@pytest.fixture(scope="module")
+def pred():
+    if not (MODEL / "predictor.json").is_file():
+        pytest.skip("shipped bf16 model not present")
+    return Predictor(MODEL)
+
+
+def test_fast_interactions_cover_the_table():
+    assert cand._FAST_INTERACTIONS, "the interaction features changed: update _interactions"
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.key())
+def test_fast_features_equal_the_formulas(hw, problem):
+    table = candidate_table(problem, hw)   # the whole space: every family
+    index = np.flatnonzero(table.valid_mask(problem))
+    np.testing.assert_array_equal(table.features(problem, index),
+                                  table.features_reference(problem, index))
+
+
+def test_fast_features_on_the_models_catalog(pred):
+    for p in PROBLEMS:
+        if p.dtype_token != pred.dtype:
+            continue
+        table = pred._table(p)
+        index = np.flatnonzero(table.valid_mask(p))
+        np.testing.assert_array_equal(table.features(p, index),
+                                      table.features_reference(p, index), err_msg=p.key())
