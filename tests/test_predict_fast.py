@@ -1,6 +1,7 @@
 """The prediction path's fast equivalents give exactly what their straightforward references
 give (bit for bit): the candidate table's fused features against the feature table's formulas
-one by one. ``benchmarks/rank_parity.py`` checks whole rankings over ~1,500 problems."""
+one by one, its cached valid index against the validity mask, and the predictor's ranking
+against its reference (the first-written ``_rank_reference`` on the reference paths). ``benchmarks/rank_parity.py`` checks whole rankings over ~1,500 problems."""
 
 from pathlib import Path
 
@@ -53,3 +54,20 @@ def test_fast_features_on_the_models_catalog(pred):
         index = np.flatnonzero(table.valid_mask(p))
         np.testing.assert_array_equal(table.features(p, index),
                                       table.features_reference(p, index), err_msg=p.key())
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.key())
+def test_valid_index_equals_the_mask(hw, problem):
+    table = candidate_table(problem, hw)
+    for _ in range(2):   # a new key, then the cached one
+        np.testing.assert_array_equal(table.valid_index(problem),
+                                      np.flatnonzero(table.valid_mask(problem)))
+
+
+def test_rank_new_equals_the_reference(pred):
+    problems = [p for p in PROBLEMS if p.dtype_token == pred.dtype]
+    problems += [GemmProblem(m, n, k, layout=lay) for m, n, k in
+                 [(1, 8192, 8192), (3, 5, 7), (511, 512, 513), (2048, 64, 16384)]
+                 for lay in pred.layouts]
+    for p in problems:
+        assert pred._rank_new(p) == pred._rank_reference(p), p.key()

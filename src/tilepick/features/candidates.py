@@ -215,6 +215,16 @@ class CandidateTable:
                                   smc * cf["occupancy"], 1.0 + 2 * cf["is_repack"],
                                   (LAUNCH_S * 1e6) * cf["launches"]])
         self._load_cache: dict = {}
+        # valid_index: sizes above the largest tile behave alike (clamped cache keys); the
+        # split-K rule's inputs over the whole table, neutral (always passing) off split-K
+        self._caps = tuple(max(1, next_pow2(int(a.max(initial=0)))) for a in
+                           (self._bm, self._bn, self._bk))
+        neutral_bm, neutral_bn = np.full(len(self), np.inf), np.full(len(self), np.inf)
+        neutral_kf = np.full(len(self), -np.inf)
+        neutral_bm[self._split], neutral_bn[self._split] = bm_s, bn_s
+        neutral_kf[self._split] = self._split_cfg[2]
+        self._split_full = (neutral_bm, neutral_bn, neutral_kf)
+        self._index_cache: dict = {}
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -252,6 +262,31 @@ class CandidateTable:
             tiles = np.ceil(p.m / bm) * np.ceil(p.n / bn) * p.batch
             ok[s] &= (p.k > k_floor) & (tiles <= hw.sm_count)
         return ok
+
+    def valid_index(self, problem: GemmProblem) -> np.ndarray:
+        """``np.flatnonzero(self.valid_mask(problem))``, faster: the configs that pass the
+        size-independent rules, the size rules and the families' applicability are cached per
+        (next powers of two, capped at the largest tile; the families' answers), and the
+        split-K and fp8 rules are evaluated on those only. ``tests/test_predict_fast.py``
+        compares the two."""
+        p = problem
+        fam = self._family_ok(p)
+        cm, cn, ck = self._caps
+        key = (min(next_pow2(p.m), cm), min(next_pow2(p.n), cn), min(next_pow2(p.k), ck),
+               fam.tobytes())
+        base = self._index_cache.get(key)
+        if base is None:
+            base = np.flatnonzero(self._size_ok(key[0], key[1], key[2])
+                                  & fam[self.family_index])
+            if len(self._index_cache) < 4096:
+                self._index_cache[key] = base
+        bm, bn, k_floor = (a[base] for a in self._split_full)
+        keep = (p.k > k_floor) & (np.ceil(p.m / bm) * np.ceil(p.n / bn) * p.batch
+                                  <= self.hw.sm_count)
+        if p.dtype is DType.FP8 and p.k > FP8_WGMMA_MAX_K:
+            keep &= ~fp8_wgmma_k_too_long(
+                True, self._bm[base], np.ceil(p.k / self.config_inputs["split_k"][base]))
+        return base[keep]
 
     def _size_ok(self, m2: int, n2: int, k2: int) -> np.ndarray:
         """Static rules & 'no tile larger than the problem's next power of two needs' (unless
