@@ -68,7 +68,7 @@ _FAST_INTERACTION_NAMES = (
     "pipeline_fill", "log2_traffic_ratio", "log2_load_instrs", "log2_splitk_ws_ratio",
     "log2_estimate_us", "estimate_tflops")
 _FAST_INTERACTIONS = tuple(_INTERACTION_NAMES) == _FAST_INTERACTION_NAMES
-# rows of CandidateTable._gather: the config features in table order, then four more
+# columns of CandidateTable._gather: the config features in table order, then four more
 _G = {name: i for i, name in enumerate(_CONFIG_FEATURES)}
 _G_BLOCKS, _G_SPLIT, _G_STAGES = _G["block_m"], _G["split_k"], _G["num_stages"]
 _G_WS = _G["splitk_ws_factor"]
@@ -82,8 +82,10 @@ def _interactions(c: Columns, g: np.ndarray, load_instrs: np.ndarray, out: np.nd
     (:mod:`tilepick.features.table`) with the same floating-point operations in the same
     order, fused into few numpy calls (M, N and K as one 3-row operation; waves and wave
     efficiency over SMs and over resident slots as one 2-row operation). ``c``: the problem's
-    and hardware's scalars (its per-problem features computed); ``g``: the candidates'
-    columns of ``CandidateTable._gather``; ``load_instrs``: their ``log2_load_instrs``."""
+    and hardware's scalars (its per-problem features computed); ``g``: the candidates' rows
+    of ``CandidateTable._gather``, transposed (a view); ``load_instrs``: their
+    ``log2_load_instrs``. Every transcendental function runs on a contiguous row of ``out``
+    or a fresh array, as the table's formulas do."""
     blocks, split = g[_G_BLOCKS:_G_BLOCKS + 3], g[_G_SPLIT]
     mnk = np.array([[c.m], [c.n], [c.k]])
     tiles = out[0:3]                                  # tiles_m, tiles_n, k_blocks
@@ -211,9 +213,11 @@ class CandidateTable:
         # config-only rows the fast interaction features read, gathered with the config
         # features in one call per problem (:func:`_interactions`)
         cf, smc = self.config_features, self._hardware["sm_count"]
-        self._gather = np.vstack([self._static, np.full(len(self.configs), smc),
-                                  smc * cf["occupancy"], 1.0 + 2 * cf["is_repack"],
-                                  (LAUNCH_S * 1e6) * cf["launches"]])
+        # (row-major, configs x columns: a problem gathers a few hundred whole rows, ~3% of
+        # a ranking faster than the same values gathered column by column)
+        self._gather = np.ascontiguousarray(np.vstack([
+            self._static, np.full(len(self.configs), smc), smc * cf["occupancy"],
+            1.0 + 2 * cf["is_repack"], (LAUNCH_S * 1e6) * cf["launches"]]).T)
         self._load_cache: dict = {}
         # valid_index: sizes above the largest tile behave alike (clamped cache keys); the
         # split-K rule's inputs over the whole table, neutral (always passing) off split-K
@@ -309,15 +313,15 @@ class CandidateTable:
         if not _FAST_INTERACTIONS:   # the table changed: its own formulas, one by one
             return self.features_reference(problem, index)
         x = np.empty((len(index), len(FEATURE_NAMES)), dtype=np.float64)
-        g = self._gather[:, index]
-        x[:, _CONFIG_COLS] = g[:len(_CONFIG_POS)].T
+        rows = self._gather[index]
+        x[:, _CONFIG_COLS] = rows[:, :len(_CONFIG_POS)]
         cols = Columns(problem_columns(problem))
         cols.update(self._hardware)
         compute(cols, kinds=("problem",))
         x[:, _PER_PROBLEM_COLS] = np.array([cols[n] for n in _PER_PROBLEM_NAMES], np.float64)
         out = np.empty((len(_INTERACTION_POS), len(index)), dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            _interactions(cols, g, self._load_instrs(cols)[index], out)
+            _interactions(cols, rows.T, self._load_instrs(cols)[index], out)
         x[:, _INTERACTION_COLS] = out.T
         return x
 
