@@ -71,3 +71,23 @@ def test_rank_new_equals_the_reference(pred):
                  for lay in pred.layouts]
     for p in problems:
         assert pred._rank_new(p) == pred._rank_reference(p), p.key()
+
+
+def test_cublas_aligned_equals_the_padded_problem():
+    """repack.cublas_aligned answers without building the padded problem: the same as
+    asking padded_copies of it, over layouts, dtypes, odd sizes, padded strides, bases."""
+    from tilepick.solvers import repack
+
+    seen = {True: 0, False: 0}
+    for dtype in ("bf16", "fp16", "fp8e4m3", "fp32"):
+        for layout in ("rr", "rc", "cr", "cc"):
+            for m, n, k in [(1, 1, 1), (8, 16, 32), (7, 4096, 4096), (64, 63, 128),
+                            (1024, 1000, 1001), (33, 8, 16), (16, 16, 24)]:
+                for pad, align in [(0, 16), (1, 16), (8, 16), (0, 8), (16, 2)]:
+                    q = GemmProblem(m, n, k, dtype=dtype, layout=layout, base_align=align)
+                    if pad:
+                        q = q.replace(lda=q.lda + pad, ldb=q.ldb + pad, ldc=q.ldc + pad)
+                    want = not any(repack.padded_copies(q, repack.padded_problem(q)))
+                    assert repack.cublas_aligned.__wrapped__(q) == want, q.key()
+                    seen[want] += 1
+    assert seen[True] and seen[False]
