@@ -1,7 +1,9 @@
 """The prediction path's fast equivalents give exactly what their straightforward references
-give (bit for bit): the candidate table's fused features against the feature table's formulas
-one by one, its cached valid index against the validity mask, and the predictor's ranking
-against its reference (the first-written ``_rank_reference`` on the reference paths). ``benchmarks/rank_parity.py`` checks whole rankings over ~1,500 problems."""
+give (bit for bit): the candidate table's fused features (problem and interaction kinds)
+against the feature table's formulas one by one, its cached valid index against the validity
+mask, repack.cublas_aligned against the padded problem, and the predictor's ranking against
+its reference (the first-written ``_rank_reference``, on the reference paths).
+``benchmarks/rank_parity.py`` checks whole rankings over ~1,500 problems."""
 
 from pathlib import Path
 
@@ -34,8 +36,9 @@ def pred():
     return Predictor(MODEL)
 
 
-def test_fast_interactions_cover_the_table():
+def test_fast_paths_cover_the_table():
     assert cand._FAST_INTERACTIONS, "the interaction features changed: update _interactions"
+    assert cand._FAST_PROBLEM, "the problem features changed: update _problem_features"
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.key())

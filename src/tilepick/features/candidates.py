@@ -22,6 +22,7 @@ the interaction features of its valid candidates, and the model.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -31,8 +32,8 @@ from tilepick.config import KernelConfig, space
 from tilepick.features.columns import (CONFIG_INPUTS, FAMILY_CODES, Columns, config_columns,
                                        dtype_of, hardware_columns, problem_columns)
 from tilepick.features.compute import FEATURE_NAMES, compute
-from tilepick.features.table import (FEATURES, LAUNCH_S, _flops, _load_instrs, _min_bytes,
-                                     _splitk_per_factor)
+from tilepick.features.table import (FEATURES, LAUNCH_S, POW2_DIVISOR_CAP, _flops, _load_instrs,
+                                     _min_bytes, _splitk_per_factor)
 from tilepick.hardware import HardwareProfile
 from tilepick.problem import DType, GemmProblem, next_pow2
 from tilepick.solvers import SOLVERS
@@ -59,6 +60,49 @@ _CONFIG_COLS, _PER_PROBLEM_COLS, _INTERACTION_COLS = (
 _PER_PROBLEM_NAMES = [FEATURE_NAMES[j] for j in _PER_PROBLEM_POS]
 _INTERACTION_NAMES = [FEATURE_NAMES[j] for j in _INTERACTION_POS]
 _INPUT_NAMES = CONFIG_INPUTS
+
+
+# The problem features in table order, as :func:`_problem_features` computes them.
+_FAST_PROBLEM_NAMES = (
+    "m", "n", "k", "batch", "log2_m", "log2_n", "log2_k", "log2_batch", "log2_flops",
+    "log2_min_bytes", "arith_intensity", "log2_arith_intensity", "log2_m_over_n",
+    "log2_m_over_k", "log2_n_over_k", "pow2div_m", "pow2div_n", "pow2div_k", "k_mod_64_zero",
+    "align_a", "align_b", "align_c", "tma_aligned", "dtype_code", "layout_code", "itemsize",
+    "roofline_us", "log2_roofline_us")
+_FAST_PROBLEM = tuple(f.name for f in FEATURES if f.kind == "problem") == _FAST_PROBLEM_NAMES
+_HARDWARE_NAMES = tuple(f.name for f in FEATURES if f.kind == "hardware")
+_FAST_PROBLEM &= tuple(_PER_PROBLEM_NAMES) == _HARDWARE_NAMES + _FAST_PROBLEM_NAMES
+
+
+def _problem_features(c: Columns) -> list:
+    """The problem features of one problem (Python float columns), in table order: the
+    table's formulas as their one-problem branches evaluate them (the same Python float
+    operations in the same order, ``math.log2`` of positive values), without a function call
+    per feature. Stores what the interaction features read back: ``_flops``, ``_min_bytes``
+    (the table's memo keys), ``align_a``, ``align_b``."""
+    m, n, k, batch, it, out_it = c.m, c.n, c.k, c.batch, c.itemsize, c.out_itemsize
+    log2, gcd = math.log2, math.gcd
+    flops = c._flops = 2.0 * m * n * k * batch
+    mb = c._min_bytes = batch * ((m * k + k * n) * it + m * n * out_it)
+    ai = flops / mb
+    layout = int(c.layout_code)
+    a_row, b_row = layout < 2, layout % 2 == 0
+    base = int(c.base_align)
+    lda, ldb, ldc = c.lda, c.ldb, c.ldc
+    align_a = c.align_a = float(min(base, gcd(int(lda * it), 16),
+                                    gcd(int((k if a_row else m) * it), 16)))
+    align_b = c.align_b = float(min(base, gcd(int(ldb * it), 16),
+                                    gcd(int((n if b_row else k) * it), 16)))
+    align_c = float(min(base, gcd(int(ldc * out_it), 16), gcd(int(n * out_it), 16)))
+    tma = float(c.base_align >= 16 and all(int(v) % 16 == 0 for v in (
+        lda * it, ldb * it, ldc * out_it)))
+    roofline_us = max(flops / (c.peak_tflops * 1e12), mb / (c.mem_bw_gbps * 1e9)) * 1e6
+    return [m, n, k, batch, log2(m), log2(n), log2(k), log2(batch), log2(flops), log2(mb), ai,
+            log2(ai), log2(m / n), log2(m / k), log2(n / k),
+            log2(float(gcd(int(m), POW2_DIVISOR_CAP))), log2(float(gcd(int(n), POW2_DIVISOR_CAP))),
+            log2(float(gcd(int(k), POW2_DIVISOR_CAP))), float(int(k) % 64 == 0),
+            align_a, align_b, align_c, tma, c.dtype_code, c.layout_code, it, roofline_us,
+            log2(roofline_us)]
 
 
 # The interaction features in table order, as :func:`_interactions` computes them.
@@ -219,6 +263,7 @@ class CandidateTable:
             self._static, np.full(len(self.configs), smc), smc * cf["occupancy"],
             1.0 + 2 * cf["is_repack"], (LAUNCH_S * 1e6) * cf["launches"]]).T)
         self._load_cache: dict = {}
+        self._hardware_values = [self._hardware[name] for name in _HARDWARE_NAMES]
         # valid_index: sizes above the largest tile behave alike (clamped cache keys); the
         # split-K rule's inputs over the whole table, neutral (always passing) off split-K
         self._caps = tuple(max(1, next_pow2(int(a.max(initial=0)))) for a in
@@ -317,8 +362,11 @@ class CandidateTable:
         x[:, _CONFIG_COLS] = rows[:, :len(_CONFIG_POS)]
         cols = Columns(problem_columns(problem))
         cols.update(self._hardware)
-        compute(cols, kinds=("problem",))
-        x[:, _PER_PROBLEM_COLS] = np.array([cols[n] for n in _PER_PROBLEM_NAMES], np.float64)
+        if _FAST_PROBLEM:
+            x[:, _PER_PROBLEM_COLS] = self._hardware_values + _problem_features(cols)
+        else:
+            compute(cols, kinds=("problem",))
+            x[:, _PER_PROBLEM_COLS] = np.array([cols[n] for n in _PER_PROBLEM_NAMES])
         out = np.empty((len(_INTERACTION_POS), len(index)), dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             _interactions(cols, rows.T, self._load_instrs(cols)[index], out)
