@@ -118,18 +118,20 @@ _G_BLOCKS, _G_SPLIT, _G_STAGES = _G["block_m"], _G["split_k"], _G["num_stages"]
 _G_WS = _G["splitk_ws_factor"]
 _G_SLOTS = len(_CONFIG_FEATURES)          # sm_count, sm_count * occupancy: the wave slots
 _G_REPACK, _G_LAUNCH = _G_SLOTS + 2, _G_SLOTS + 3   # 1 + 2 is_repack, launch microseconds
+_G_LOAD = _G_SLOTS + 4   # log2_load_instrs: 4 columns, by align_a >= 16 and align_b >= 16
 _FAST_INTERACTIONS &= (_G["block_n"] == _G_BLOCKS + 1 and _G["block_k"] == _G_BLOCKS + 2)
 
 
-def _interactions(c: Columns, g: np.ndarray, load_instrs: np.ndarray, out: np.ndarray) -> None:
+def _interactions(c: Columns, g: np.ndarray, out: np.ndarray) -> None:
     """The interaction features into ``out`` (features x candidates): the table's formulas
     (:mod:`tilepick.features.table`) with the same floating-point operations in the same
     order, fused into few numpy calls (M, N and K as one 3-row operation; waves and wave
     efficiency over SMs and over resident slots as one 2-row operation). ``c``: the problem's
     and hardware's scalars (its per-problem features computed); ``g``: the candidates' rows
-    of ``CandidateTable._gather``, transposed (a view); ``load_instrs``: their
-    ``log2_load_instrs``. Every transcendental function runs on a contiguous row of ``out``
-    or a fresh array, as the table's formulas do."""
+    of ``CandidateTable._gather``, transposed (a view), whose ``log2_load_instrs`` columns
+    hold the table's formula for each answer of align_a >= 16, align_b >= 16. Every
+    transcendental function runs on a contiguous row of ``out`` or a fresh array, as the
+    table's formulas do."""
     blocks, split = g[_G_BLOCKS:_G_BLOCKS + 3], g[_G_SPLIT]
     mnk = np.array([[c.m], [c.n], [c.k]])
     tiles = out[0:3]                                  # tiles_m, tiles_n, k_blocks
@@ -151,7 +153,7 @@ def _interactions(c: Columns, g: np.ndarray, load_instrs: np.ndarray, out: np.nd
     t += b * out[0]
     t += o
     np.log2(t, out=out[15])                                               # log2_traffic_ratio
-    out[16] = load_instrs
+    out[16] = g[_G_LOAD + 2 * (c.align_a >= 16) + (c.align_b >= 16)]          # log2_load_instrs
     ws, per_factor = g[_G_WS], _splitk_per_factor(c)
     t = (per_factor / mb) * ws
     t += 1.0
@@ -259,10 +261,19 @@ class CandidateTable:
         cf, smc = self.config_features, self._hardware["sm_count"]
         # (row-major, configs x columns: a problem gathers a few hundred whole rows, ~3% of
         # a ranking faster than the same values gathered column by column)
+        # log2_load_instrs reads the problem only through align_a >= 16 and align_b >= 16:
+        # the table's own formula for each of the four answers (column _G_LOAD + 2a + b)
+        loads = []
+        for a16 in (False, True):
+            for b16 in (False, True):
+                c = Columns(cf, itemsize=float(dtype_of(self.dtype).itemsize),
+                            align_a=16.0 if a16 else 1.0, align_b=16.0 if b16 else 1.0)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    loads.append(np.broadcast_to(np.asarray(_load_instrs(c), np.float64),
+                                                 (len(self.configs),)))
         self._gather = np.ascontiguousarray(np.vstack([
             self._static, np.full(len(self.configs), smc), smc * cf["occupancy"],
-            1.0 + 2 * cf["is_repack"], (LAUNCH_S * 1e6) * cf["launches"]]).T)
-        self._load_cache: dict = {}
+            1.0 + 2 * cf["is_repack"], (LAUNCH_S * 1e6) * cf["launches"], *loads]).T)
         self._hardware_values = [self._hardware[name] for name in _HARDWARE_NAMES]
         # valid_index: sizes above the largest tile behave alike (clamped cache keys); the
         # split-K rule's inputs over the whole table, neutral (always passing) off split-K
@@ -323,13 +334,14 @@ class CandidateTable:
         cm, cn, ck = self._caps
         key = (min(next_pow2(p.m), cm), min(next_pow2(p.n), cn), min(next_pow2(p.k), ck),
                fam.tobytes())
-        base = self._index_cache.get(key)
-        if base is None:
+        found = self._index_cache.get(key)
+        if found is None:
             base = np.flatnonzero(self._size_ok(key[0], key[1], key[2])
                                   & fam[self.family_index])
+            found = (base, *(a[base] for a in self._split_full))
             if len(self._index_cache) < 4096:
-                self._index_cache[key] = base
-        bm, bn, k_floor = (a[base] for a in self._split_full)
+                self._index_cache[key] = found
+        base, bm, bn, k_floor = found
         keep = (p.k > k_floor) & (np.ceil(p.m / bm) * np.ceil(p.n / bn) * p.batch
                                   <= self.hw.sm_count)
         if p.dtype is DType.FP8 and p.k > FP8_WGMMA_MAX_K:
@@ -369,21 +381,9 @@ class CandidateTable:
             x[:, _PER_PROBLEM_COLS] = np.array([cols[n] for n in _PER_PROBLEM_NAMES])
         out = np.empty((len(_INTERACTION_POS), len(index)), dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            _interactions(cols, rows.T, self._load_instrs(cols)[index], out)
+            _interactions(cols, rows.T, out)
         x[:, _INTERACTION_COLS] = out.T
         return x
-
-    def _load_instrs(self, cols: Columns) -> np.ndarray:
-        """``log2_load_instrs`` of every config of the table: the table's formula, which reads
-        the problem only through ``align_a >= 16`` and ``align_b >= 16``; cached per pair."""
-        key = (cols.align_a >= 16, cols.align_b >= 16)
-        found = self._load_cache.get(key)
-        if found is None:
-            c = Columns(self.config_features, itemsize=cols.itemsize,
-                        align_a=16.0 if key[0] else 1.0, align_b=16.0 if key[1] else 1.0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                found = self._load_cache[key] = np.asarray(_load_instrs(c), dtype=np.float64)
-        return found
 
     def features_reference(self, problem: GemmProblem, index: np.ndarray) -> np.ndarray:
         """:meth:`features` through the feature table's formulas one by one (the reference
