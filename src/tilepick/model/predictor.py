@@ -255,8 +255,12 @@ class Predictor:
                 rel[1] = min(rel[0], rel[1])
         unc = [None] * n
         if self.n_folds > 1 and c.uncertainty_top > 0:
-            row_of = {r: i for i, r in enumerate(rows)}
-            folds = ens[[row_of[r] for r in order[:k].tolist()], :self.n_folds]
+            lead = order[:k].tolist()
+            if rows[:k] == lead:   # the gate moved nothing into the first k: ens's own rows
+                folds = ens[:k, :self.n_folds]
+            else:
+                row_of = {r: i for i, r in enumerate(rows)}
+                folds = ens[[row_of[r] for r in lead], :self.n_folds]
             logs = np.log(np.maximum(self.cal_full(folds - folds.max(axis=0)), REL_FLOOR))
             unc[:k] = [_std(row) for row in logs.tolist()]   # a few numbers: plain Python
         return tuple(zip(table.id_array[index[order]].tolist(),
