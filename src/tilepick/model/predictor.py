@@ -204,7 +204,7 @@ class Predictor:
             at = self._vendor_at[problem.layout] = int(hits[0]) if len(hits) else -1
         if at < 0:
             return -1
-        pos = int(np.searchsorted(index, at))
+        pos = int(index.searchsorted(at))
         return pos if pos < len(index) and index[pos] == at else -1
 
     def _rank_new(self, problem: GemmProblem) -> tuple:
@@ -219,11 +219,11 @@ class Predictor:
         c = self.cascade
         # stage 1: the first trees, every candidate; stage 2: every tree, the best few
         s1 = self._stage1(x)
-        by_s1 = np.argsort(-s1, kind="stable")
+        by_s1 = (-s1).argsort(kind="stable")   # methods: no numpy Python wrapper
         top = by_s1[:c.stage2_top]
         n_top = len(top)
         s2 = s1[top] + self._stage2(x[top])
-        by_s2 = np.argsort(-s2, kind="stable")
+        by_s2 = (-s2).argsort(kind="stable")
         # one call: the fold models on the leading candidates (and cuBLAS, which the gate may
         # put first), the problem's best speed, and the gate
         k = max(1, min(c.uncertainty_top, n))
@@ -244,7 +244,7 @@ class Predictor:
                        out=rel[n_top:])
             order = np.concatenate((order, rest))
         if vendor >= 0 and n > 1:
-            at = int(np.flatnonzero(order == vendor)[0])
+            at = int((order == vendor).nonzero()[0][0])
             if ens[0, self.gate_column] > 0 and at > 0:   # cuBLAS first: at least as fast
                 order = np.concatenate((order[at:at + 1], order[:at], order[at + 1:]))
                 rel = np.concatenate((rel[at:at + 1], rel[:at], rel[at + 1:]))
