@@ -19,7 +19,8 @@ cleared before each problem, so every ranking is a new problem's (``_rank_new``)
     python benchmarks/rank_parity.py compare /tmp/parity_base.pkl /tmp/parity_new.pkl
 
 ``record`` options: ``--models DIR [DIR ...]`` (default: every directory under models/ with a
-predictor.json), ``--problems N`` (per model, default 500), ``--seed S`` (default 0).
+predictor.json), ``--problems N`` (per model, default 500), ``--seed S`` (default 0),
+``--catalog space`` (rank the whole config space instead of each model's catalog).
 ``compare`` exits 1 when any ranked order differs or a value differs by more than ``--rtol``
 (default 1e-9, relative), else 0.
 """
@@ -92,7 +93,7 @@ def record(args) -> None:
     models = [Path(m) for m in args.models] if args.models else default_models()
     out: dict = {"seed": args.seed, "problems": args.problems, "models": {}}
     for d in models:
-        pred = Predictor(d)
+        pred = Predictor(d, catalog=args.catalog)
         rows = []
         for p in problems(pred, args.problems, args.seed):
             pred.clear_memo()
@@ -160,6 +161,8 @@ def main() -> int:
     r.add_argument("--models", nargs="*")
     r.add_argument("--problems", type=int, default=500)
     r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--catalog", choices=("trained", "space"), default=None,
+                   help="override the models' catalog")
     c = sub.add_parser("compare", help="compare two recorded files")
     c.add_argument("a")
     c.add_argument("b")
