@@ -2,7 +2,7 @@
 
 Each stage of ``Predictor._rank_new`` timed on its own, median over ``--problems`` new shapes
 (``predict_latency.shapes``): the families' applicability, the whole validity mask (which
-includes it), the feature matrix, stage 1 (every candidate, the first trees), stage 2 (the best
+includes it; ``CandidateTable.valid_index``, the predictor's, where the code has it), the feature matrix, stage 1 (every candidate, the first trees), stage 2 (the best
 ``stage2_top``, every other tree), the fold ensemble on the leading rows, and the whole ranking.
 ``--lleaves-ensemble`` also times the ensemble compiled by lleaves (the same scores, checked),
 which the predictor does not use.
@@ -72,7 +72,10 @@ def main():
     for p in problems[1:]:
         table = pred._table(p)
         timed("family applicability", table._family_ok, p)
-        index = np.flatnonzero(timed("validity mask", table.valid_mask, p))
+        if hasattr(table, "valid_index"):   # the predictor's path (older code: the mask)
+            index = timed("validity mask", table.valid_index, p)
+        else:
+            index = np.flatnonzero(timed("validity mask", table.valid_mask, p))
         x = timed("features", table.features, p, index)
         s1 = timed("stage 1", pred._stage1, x)
         x_top = x[np.argsort(-s1, kind="stable")[:top]]

@@ -22,6 +22,7 @@ the interaction features of its valid candidates, and the model.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -31,7 +32,8 @@ from tilepick.config import KernelConfig, space
 from tilepick.features.columns import (CONFIG_INPUTS, FAMILY_CODES, Columns, config_columns,
                                        dtype_of, hardware_columns, problem_columns)
 from tilepick.features.compute import FEATURE_NAMES, compute
-from tilepick.features.table import FEATURES
+from tilepick.features.table import (FEATURES, LAUNCH_S, POW2_DIVISOR_CAP, _flops, _load_instrs,
+                                     _min_bytes, _splitk_per_factor)
 from tilepick.hardware import HardwareProfile
 from tilepick.problem import DType, GemmProblem, next_pow2
 from tilepick.solvers import SOLVERS
@@ -58,6 +60,115 @@ _CONFIG_COLS, _PER_PROBLEM_COLS, _INTERACTION_COLS = (
 _PER_PROBLEM_NAMES = [FEATURE_NAMES[j] for j in _PER_PROBLEM_POS]
 _INTERACTION_NAMES = [FEATURE_NAMES[j] for j in _INTERACTION_POS]
 _INPUT_NAMES = CONFIG_INPUTS
+
+
+# The problem features in table order, as :func:`_problem_features` computes them.
+_FAST_PROBLEM_NAMES = (
+    "m", "n", "k", "batch", "log2_m", "log2_n", "log2_k", "log2_batch", "log2_flops",
+    "log2_min_bytes", "arith_intensity", "log2_arith_intensity", "log2_m_over_n",
+    "log2_m_over_k", "log2_n_over_k", "pow2div_m", "pow2div_n", "pow2div_k", "k_mod_64_zero",
+    "align_a", "align_b", "align_c", "tma_aligned", "dtype_code", "layout_code", "itemsize",
+    "roofline_us", "log2_roofline_us")
+_FAST_PROBLEM = tuple(f.name for f in FEATURES if f.kind == "problem") == _FAST_PROBLEM_NAMES
+_HARDWARE_NAMES = tuple(f.name for f in FEATURES if f.kind == "hardware")
+_FAST_PROBLEM &= tuple(_PER_PROBLEM_NAMES) == _HARDWARE_NAMES + _FAST_PROBLEM_NAMES
+
+
+def _problem_features(c: Columns) -> list:
+    """The problem features of one problem (Python float columns), in table order: the
+    table's formulas as their one-problem branches evaluate them (the same Python float
+    operations in the same order, ``math.log2`` of positive values), without a function call
+    per feature. Stores what the interaction features read back: ``_flops``, ``_min_bytes``
+    (the table's memo keys), ``align_a``, ``align_b``."""
+    m, n, k, batch, it, out_it = c.m, c.n, c.k, c.batch, c.itemsize, c.out_itemsize
+    log2, gcd = math.log2, math.gcd
+    flops = c._flops = 2.0 * m * n * k * batch
+    mb = c._min_bytes = batch * ((m * k + k * n) * it + m * n * out_it)
+    ai = flops / mb
+    layout = int(c.layout_code)
+    a_row, b_row = layout < 2, layout % 2 == 0
+    base = int(c.base_align)
+    lda, ldb, ldc = c.lda, c.ldb, c.ldc
+    align_a = c.align_a = float(min(base, gcd(int(lda * it), 16),
+                                    gcd(int((k if a_row else m) * it), 16)))
+    align_b = c.align_b = float(min(base, gcd(int(ldb * it), 16),
+                                    gcd(int((n if b_row else k) * it), 16)))
+    align_c = float(min(base, gcd(int(ldc * out_it), 16), gcd(int(n * out_it), 16)))
+    tma = float(c.base_align >= 16 and all(int(v) % 16 == 0 for v in (
+        lda * it, ldb * it, ldc * out_it)))
+    roofline_us = max(flops / (c.peak_tflops * 1e12), mb / (c.mem_bw_gbps * 1e9)) * 1e6
+    return [m, n, k, batch, log2(m), log2(n), log2(k), log2(batch), log2(flops), log2(mb), ai,
+            log2(ai), log2(m / n), log2(m / k), log2(n / k),
+            log2(float(gcd(int(m), POW2_DIVISOR_CAP))), log2(float(gcd(int(n), POW2_DIVISOR_CAP))),
+            log2(float(gcd(int(k), POW2_DIVISOR_CAP))), float(int(k) % 64 == 0),
+            align_a, align_b, align_c, tma, c.dtype_code, c.layout_code, it, roofline_us,
+            log2(roofline_us)]
+
+
+# The interaction features in table order, as :func:`_interactions` computes them.
+_FAST_INTERACTION_NAMES = (
+    "tiles_m", "tiles_n", "k_blocks", "k_iters", "eff_m", "eff_n", "eff_k", "tile_eff",
+    "output_tiles", "programs", "waves", "sm_util", "waves_resident", "sm_util_resident",
+    "pipeline_fill", "log2_traffic_ratio", "log2_load_instrs", "log2_splitk_ws_ratio",
+    "log2_estimate_us", "estimate_tflops")
+_FAST_INTERACTIONS = tuple(_INTERACTION_NAMES) == _FAST_INTERACTION_NAMES
+# columns of CandidateTable._gather: the config features in table order, then four more
+_G = {name: i for i, name in enumerate(_CONFIG_FEATURES)}
+_G_BLOCKS, _G_SPLIT, _G_STAGES = _G["block_m"], _G["split_k"], _G["num_stages"]
+_G_WS = _G["splitk_ws_factor"]
+_G_SLOTS = len(_CONFIG_FEATURES)          # sm_count, sm_count * occupancy: the wave slots
+_G_REPACK, _G_LAUNCH = _G_SLOTS + 2, _G_SLOTS + 3   # 1 + 2 is_repack, launch microseconds
+_G_LOAD = _G_SLOTS + 4   # log2_load_instrs: 4 columns, by align_a >= 16 and align_b >= 16
+_FAST_INTERACTIONS &= (_G["block_n"] == _G_BLOCKS + 1 and _G["block_k"] == _G_BLOCKS + 2)
+
+
+def _interactions(c: Columns, g: np.ndarray, out: np.ndarray) -> None:
+    """The interaction features into ``out`` (features x candidates): the table's formulas
+    (:mod:`tilepick.features.table`) with the same floating-point operations in the same
+    order, fused into few numpy calls (M, N and K as one 3-row operation; waves and wave
+    efficiency over SMs and over resident slots as one 2-row operation). ``c``: the problem's
+    and hardware's scalars (its per-problem features computed); ``g``: the candidates' rows
+    of ``CandidateTable._gather``, transposed (a view), whose ``log2_load_instrs`` columns
+    hold the table's formula for each answer of align_a >= 16, align_b >= 16. Every
+    transcendental function runs on a contiguous row of ``out`` or a fresh array, as the
+    table's formulas do."""
+    blocks, split = g[_G_BLOCKS:_G_BLOCKS + 3], g[_G_SPLIT]
+    mnk = np.array([[c.m], [c.n], [c.k]])
+    tiles = out[0:3]                                  # tiles_m, tiles_n, k_blocks
+    np.ceil(np.divide(mnk, blocks, out=tiles), out=tiles)
+    np.ceil(np.divide(out[2], split, out=out[3]), out=out[3])            # k_iters
+    np.divide(mnk, tiles * blocks, out=out[4:7])                          # eff_m, eff_n, eff_k
+    np.multiply(np.multiply(out[4], out[5], out=out[7]), out[6], out=out[7])   # tile_eff
+    np.multiply(np.multiply(out[0], out[1], out=out[8]), c.batch, out=out[8])  # output_tiles
+    programs = np.multiply(out[8], split, out=out[9])
+    slots = g[_G_SLOTS:_G_SLOTS + 2]
+    waves = np.divide(programs, slots, out=out[10:13:2])     # waves, waves_resident
+    np.divide(programs, np.ceil(waves) * slots, out=out[11:14:2])   # sm_util, sm_util_resident
+    np.minimum(1.0, np.divide(out[3], g[_G_STAGES], out=out[14]), out=out[14])  # pipeline_fill
+    mb = _min_bytes(c)
+    a = c.batch * c.m * c.k * c.itemsize / mb
+    b = c.batch * c.k * c.n * c.itemsize / mb
+    o = c.batch * c.m * c.n * c.out_itemsize / mb
+    t = a * out[1]
+    t += b * out[0]
+    t += o
+    np.log2(t, out=out[15])                                               # log2_traffic_ratio
+    out[16] = g[_G_LOAD + 2 * (c.align_a >= 16) + (c.align_b >= 16)]          # log2_load_instrs
+    ws, per_factor = g[_G_WS], _splitk_per_factor(c)
+    t = (per_factor / mb) * ws
+    t += 1.0
+    np.log2(t, out=out[17])                                               # log2_splitk_ws_ratio
+    flops = _flops(c)
+    peak_us = flops / (c.peak_tflops * 1e6)
+    bw = c.mem_bw_gbps * 1e3
+    compute_us = out[7] * out[11]
+    np.divide(peak_us, compute_us, out=compute_us)
+    memory_us = mb / bw * g[_G_REPACK]
+    memory_us += (per_factor / bw) * ws
+    np.maximum(compute_us, memory_us, out=compute_us)
+    compute_us += g[_G_LAUNCH]
+    np.log2(compute_us, out=out[18])                                      # log2_estimate_us
+    np.divide(flops / 1e6, np.exp2(out[18], out=out[19]), out=out[19])   # estimate_tflops
 
 
 def space_configs(families=None) -> list[KernelConfig]:
@@ -145,6 +256,35 @@ class CandidateTable:
         # ceil(K / bk) >= split_k  <=>  K > (split_k - 1) * bk
         self._split_cfg = (bm_s, bn_s, (sk_s - 1) * bk_s, sk_s)
         self._size_cache: dict = {}
+        # config-only rows the fast interaction features read, gathered with the config
+        # features in one call per problem (:func:`_interactions`)
+        cf, smc = self.config_features, self._hardware["sm_count"]
+        # (row-major, configs x columns: a problem gathers a few hundred whole rows, ~3% of
+        # a ranking faster than the same values gathered column by column)
+        # log2_load_instrs reads the problem only through align_a >= 16 and align_b >= 16:
+        # the table's own formula for each of the four answers (column _G_LOAD + 2a + b)
+        loads = []
+        for a16 in (False, True):
+            for b16 in (False, True):
+                c = Columns(cf, itemsize=float(dtype_of(self.dtype).itemsize),
+                            align_a=16.0 if a16 else 1.0, align_b=16.0 if b16 else 1.0)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    loads.append(np.broadcast_to(np.asarray(_load_instrs(c), np.float64),
+                                                 (len(self.configs),)))
+        self._gather = np.ascontiguousarray(np.vstack([
+            self._static, np.full(len(self.configs), smc), smc * cf["occupancy"],
+            1.0 + 2 * cf["is_repack"], (LAUNCH_S * 1e6) * cf["launches"], *loads]).T)
+        self._hardware_values = [self._hardware[name] for name in _HARDWARE_NAMES]
+        # valid_index: sizes above the largest tile behave alike (clamped cache keys); the
+        # split-K rule's inputs over the whole table, neutral (always passing) off split-K
+        self._caps = tuple(max(1, next_pow2(int(a.max(initial=0)))) for a in
+                           (self._bm, self._bn, self._bk))
+        neutral_bm, neutral_bn = np.full(len(self), np.inf), np.full(len(self), np.inf)
+        neutral_kf = np.full(len(self), -np.inf)
+        neutral_bm[self._split], neutral_bn[self._split] = bm_s, bn_s
+        neutral_kf[self._split] = self._split_cfg[2]
+        self._split_full = (neutral_bm, neutral_bn, neutral_kf)
+        self._index_cache: dict = {}
 
     def __len__(self) -> int:
         return len(self.configs)
@@ -183,6 +323,32 @@ class CandidateTable:
             ok[s] &= (p.k > k_floor) & (tiles <= hw.sm_count)
         return ok
 
+    def valid_index(self, problem: GemmProblem) -> np.ndarray:
+        """``np.flatnonzero(self.valid_mask(problem))``, faster: the configs that pass the
+        size-independent rules, the size rules and the families' applicability are cached per
+        (next powers of two, capped at the largest tile; the families' answers), and the
+        split-K and fp8 rules are evaluated on those only. ``tests/test_predict_fast.py``
+        compares the two."""
+        p = problem
+        fam = self._family_ok(p)
+        cm, cn, ck = self._caps
+        key = (min(next_pow2(p.m), cm), min(next_pow2(p.n), cn), min(next_pow2(p.k), ck),
+               fam.tobytes())
+        found = self._index_cache.get(key)
+        if found is None:
+            base = np.flatnonzero(self._size_ok(key[0], key[1], key[2])
+                                  & fam[self.family_index])
+            found = (base, *(a[base] for a in self._split_full))
+            if len(self._index_cache) < 4096:
+                self._index_cache[key] = found
+        base, bm, bn, k_floor = found
+        keep = (p.k > k_floor) & (np.ceil(p.m / bm) * np.ceil(p.n / bn) * p.batch
+                                  <= self.hw.sm_count)
+        if p.dtype is DType.FP8 and p.k > FP8_WGMMA_MAX_K:
+            keep &= ~fp8_wgmma_k_too_long(
+                True, self._bm[base], np.ceil(p.k / self.config_inputs["split_k"][base]))
+        return base[keep]
+
     def _size_ok(self, m2: int, n2: int, k2: int) -> np.ndarray:
         """Static rules & 'no tile larger than the problem's next power of two needs' (unless
         at the family minimum): a function of the powers of two only, so cached per triple."""
@@ -196,7 +362,32 @@ class CandidateTable:
         return ok  # callers combine it into a new array; never modified in place
 
     def features(self, problem: GemmProblem, index: np.ndarray) -> np.ndarray:
-        """The (candidates x features) matrix, spec order, row-major (LightGBM reads rows)."""
+        """The (candidates x features) matrix, spec order, row-major (LightGBM reads rows).
+
+        The interaction features come from :func:`_interactions` (fused numpy calls on
+        cached config-only factors: the same numbers as the table's formulas, which
+        :meth:`features_reference` evaluates; ``tests/test_features.py`` compares the two)."""
+        if not _FAST_INTERACTIONS:   # the table changed: its own formulas, one by one
+            return self.features_reference(problem, index)
+        x = np.empty((len(index), len(FEATURE_NAMES)), dtype=np.float64)
+        rows = self._gather[index]
+        x[:, _CONFIG_COLS] = rows[:, :len(_CONFIG_POS)]
+        cols = Columns(problem_columns(problem))
+        cols.update(self._hardware)
+        if _FAST_PROBLEM:
+            x[:, _PER_PROBLEM_COLS] = self._hardware_values + _problem_features(cols)
+        else:
+            compute(cols, kinds=("problem",))
+            x[:, _PER_PROBLEM_COLS] = np.array([cols[n] for n in _PER_PROBLEM_NAMES])
+        out = np.empty((len(_INTERACTION_POS), len(index)), dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            _interactions(cols, rows.T, out)
+        x[:, _INTERACTION_COLS] = out.T
+        return x
+
+    def features_reference(self, problem: GemmProblem, index: np.ndarray) -> np.ndarray:
+        """:meth:`features` through the feature table's formulas one by one (the reference
+        the fast path is tested against)."""
         x = np.empty((len(index), len(FEATURE_NAMES)), dtype=np.float64)
         static = self._static[:, index]
         x[:, _CONFIG_COLS] = static.T

@@ -85,6 +85,12 @@ def _memo(c: Columns, key: str, fn):
     return v
 
 
+def _scalar(x) -> bool:
+    """``np.ndim(x) == 0``, answered without a numpy call for a Python float (the prediction
+    path's per-problem values, :func:`tilepick.features.columns.problem_columns`)."""
+    return type(x) is float or np.ndim(x) == 0
+
+
 def _tile(value):
     """Config sizes as floats, NaN for vendor rows (0 in the data): no tile, no tile maths."""
     return np.where(np.asarray(value) > 0, value, np.nan)
@@ -96,7 +102,7 @@ def _pow2_divisor(x, cap: int):
     gcd(x, cap) is exactly that. Per-problem values are scalars on the prediction path, where
     Python's integer maths is ~20x cheaper than a numpy call; both paths give equal numbers.
     """
-    if np.ndim(x) == 0:
+    if _scalar(x):
         return float(math.gcd(int(x), cap))
     return np.gcd(np.asarray(x).astype(np.int64), cap).astype(np.float64)
 
@@ -118,7 +124,7 @@ def _pow2_divisor_log2(x):
 def _operand_align(c: Columns, operand: str):
     """Vectorised GemmProblem.operand_align: min(base, 16-byte-capped power-of-two alignment
     of the leading dimension and of the contiguous size, in bytes)."""
-    if np.ndim(c.m) == 0:  # one problem (the prediction path): plain integer maths
+    if _scalar(c.m):  # one problem (the prediction path): plain integer maths
         a_row, b_row = int(c.layout_code) < 2, int(c.layout_code) % 2 == 0
         contig, ld, it = {"a": (c.k if a_row else c.m, c.lda, c.itemsize),
                           "b": (c.n if b_row else c.k, c.ldb, c.itemsize),
@@ -151,7 +157,7 @@ def _load_instrs(c: Columns):
 
 def _tma_aligned(c: Columns):
     """Strides and bases meet the TMA rules (16-byte leading dimensions and bases)."""
-    if np.ndim(c.m) == 0:
+    if _scalar(c.m):
         return float(c.base_align >= 16 and all(int(v) % 16 == 0 for v in (
             c.lda * c.itemsize, c.ldb * c.itemsize, c.ldc * c.out_itemsize)))
     return ((c.base_align >= 16) & ((c.lda * c.itemsize) % 16 == 0)
@@ -160,7 +166,7 @@ def _tma_aligned(c: Columns):
 
 
 def _multiple(x, of: int):
-    if np.ndim(x) == 0:
+    if _scalar(x):
         return float(int(x) % of == 0)
     return (np.asarray(x) % of == 0).astype(np.float64)
 
@@ -176,7 +182,7 @@ def _min_bytes(c):
 
 def _roofline_s(c):
     compute, memory = _flops(c) / (c.peak_tflops * 1e12), _min_bytes(c) / (c.mem_bw_gbps * 1e9)
-    if np.ndim(compute) == 0:   # one problem: Python's max, not a numpy call
+    if _scalar(compute):   # one problem: Python's max, not a numpy call
         return max(compute, memory)
     return np.maximum(compute, memory)
 

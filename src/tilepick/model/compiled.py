@@ -29,7 +29,9 @@ import numpy as np
 
 ENV_SWITCH = "TILEPICK_COMPILED_TREES"
 ENV_CACHE = "TILEPICK_TREE_CACHE"
-_DOUBLE_P = ctypes.POINTER(ctypes.c_double)
+# void forest_root(double *data, double *out, int32 start, int32 end), as lleaves declares it
+# but with address arguments (the GIL is released during the call, as for any CFUNCTYPE)
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32)
 
 
 def enabled() -> bool:
@@ -72,7 +74,10 @@ def compile_iterations(booster, start: int, count: int
             model.compile(cache=str(folder / f"{digest}.o"), raw_score=True, finline=False)
         if model.num_feature() != booster.num_feature() or model._n_classes != 1:
             raise ValueError("compiled model does not match the booster")
-        entry, features = model._c_entry_func, booster.num_feature()
+        features = booster.num_feature()
+        # lleaves' entry point, declared with address arguments: numpy's ``.ctypes.data``
+        # (an int) costs half of ``.ctypes.data_as(POINTER(c_double))``
+        entry = _ENTRY(ctypes.cast(model._c_entry_func, ctypes.c_void_p).value)
     except Exception as exc:  # noqa: BLE001 - any failure: LightGBM serves instead
         warnings.warn(f"compiled trees unavailable ({type(exc).__name__}: {exc}); "
                       "using LightGBM", RuntimeWarning, stacklevel=2)
@@ -86,7 +91,7 @@ def compile_iterations(booster, start: int, count: int
         x = np.ascontiguousarray(x, dtype=np.float64)
         out = np.zeros(n, dtype=np.float64)
         if n:
-            entry(x.ctypes.data_as(_DOUBLE_P), out.ctypes.data_as(_DOUBLE_P), 0, n)
+            entry(x.ctypes.data, out.ctypes.data, 0, n)
         return out
 
     predict.model = model   # keeps the compiled code alive as long as the function

@@ -204,16 +204,78 @@ class Predictor:
             at = self._vendor_at[problem.layout] = int(hits[0]) if len(hits) else -1
         if at < 0:
             return -1
-        pos = int(np.searchsorted(index, at))
+        pos = int(index.searchsorted(at))
         return pos if pos < len(index) and index[pos] == at else -1
 
     def _rank_new(self, problem: GemmProblem) -> tuple:
+        """The ranking of a problem not memoised (see the module doc); the same numbers as
+        :meth:`_rank_reference`, with fewer numpy calls on its few-row arrays."""
+        table = self._table(problem)
+        index = table.valid_index(problem)
+        n = len(index)
+        if n == 0:
+            return ()
+        x = table.features(problem, index)
+        c = self.cascade
+        # stage 1: the first trees, every candidate; stage 2: every tree, the best few
+        s1 = self._stage1(x)
+        by_s1 = (-s1).argsort(kind="stable")   # methods: no numpy Python wrapper
+        top = by_s1[:c.stage2_top]
+        n_top = len(top)
+        s2 = s1[top] + self._stage2(x[top])
+        by_s2 = (-s2).argsort(kind="stable")
+        # one call: the fold models on the leading candidates (and cuBLAS, which the gate may
+        # put first), the problem's best speed, and the gate
+        k = max(1, min(c.uncertainty_top, n))
+        vendor = self._vendor_position(problem, table, index) if self.gate_column is not None \
+            else -1
+        rows = top[by_s2[:k if vendor < 0 else max(k, 2)]].tolist()   # the gate may swap 1, 2
+        if vendor >= 0 and vendor not in rows:
+            rows.append(vendor)
+        ens = self.ensemble.predict(x[rows])
+        best_tflops = float(np.exp(ens[0, self.scale_column]))
+        s2 = s2[by_s2]
+        order = top[by_s2]
+        rel = np.empty(n)
+        rel[:n_top] = self.cal_full(s2 - s2[0])
+        if n > n_top:
+            rest = by_s1[n_top:]
+            np.minimum(self.cal_stage1(s1[rest] - s1[by_s1[0]]), rel[n_top - 1],
+                       out=rel[n_top:])
+            order = np.concatenate((order, rest))
+        if vendor >= 0 and n > 1:
+            at = int((order == vendor).nonzero()[0][0])
+            if ens[0, self.gate_column] > 0 and at > 0:   # cuBLAS first: at least as fast
+                order = np.concatenate((order[at:at + 1], order[:at], order[at + 1:]))
+                rel = np.concatenate((rel[at:at + 1], rel[:at], rel[at + 1:]))
+                rel[0] = max(rel[0], rel[1])
+            elif ens[0, self.gate_column] <= 0 and at == 0:   # second: at most as fast
+                order[0], order[1] = order[1], order[0]
+                rel[0], rel[1] = rel[1], rel[0]
+                rel[1] = min(rel[0], rel[1])
+        unc = [None] * n
+        if self.n_folds > 1 and c.uncertainty_top > 0:
+            lead = order[:k].tolist()
+            if rows[:k] == lead:   # the gate moved nothing into the first k: ens's own rows
+                folds = ens[:k, :self.n_folds]
+            else:
+                row_of = {r: i for i, r in enumerate(rows)}
+                folds = ens[[row_of[r] for r in lead], :self.n_folds]
+            logs = np.log(np.maximum(self.cal_full(folds - folds.max(axis=0)), REL_FLOOR))
+            unc[:k] = [_std(row) for row in logs.tolist()]   # a few numbers: plain Python
+        return tuple(zip(table.id_array[index[order]].tolist(),
+                         (rel * best_tflops).tolist(), unc))
+
+    def _rank_reference(self, problem: GemmProblem) -> tuple:
+        """:meth:`_rank_new` as it was written first, through the candidate table's reference
+        paths (``valid_mask``, ``features_reference``): what ``tests/test_predict_fast.py``
+        holds the fast path to, bit for bit."""
         table = self._table(problem)
         index = np.flatnonzero(table.valid_mask(problem))
         n = len(index)
         if n == 0:
             return ()
-        x = table.features(problem, index)
+        x = table.features_reference(problem, index)
         c = self.cascade
         # stage 1: the first trees, every candidate; stage 2: every tree, the best few
         s1 = self._stage1(x)

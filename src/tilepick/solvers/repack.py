@@ -86,18 +86,24 @@ def _padded(size: int, itemsize: int, contiguous: bool) -> int:
     return padded_ld(size, itemsize) if contiguous else size
 
 
+def padded_extents(p: GemmProblem, k: int | None = None) -> tuple[int, int, int]:
+    """(M, N, K) of :func:`padded_problem` (``k``: K padded to this instead)."""
+    i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
+    m = _padded(p.m, i, not p.a_row_major)
+    if k is None:
+        k = _padded(p.k, i, p.a_row_major or not p.b_row_major)
+    n = max(_padded(p.n, i, p.b_row_major), padded_ld(p.n, o))
+    return m, n, k
+
+
 def padded_problem(p: GemmProblem, k: int | None = None) -> GemmProblem:
     """The problem as cuBLAS is given it: each size that is the contiguous extent of an operand
     (K of a row-major A or a column-major B, M of a column-major A, N of a row-major B and of C)
     rounded up to 16 bytes, and the copied operands packed at those extents. ``k``: K padded to
     this instead (zeros past ``p.k``; ``splitk_guard.safe_padding``)."""
-    i, o = p.dtype.itemsize, p.dtype.out_dtype.itemsize
-    m = _padded(p.m, i, not p.a_row_major)
-    if k is None:
-        k = _padded(p.k, i, p.a_row_major or not p.b_row_major)
-    elif k < p.k:
+    if k is not None and k < p.k:
         raise ValueError(f"K padded to {k} < K = {p.k} of {p.key()}")
-    n = max(_padded(p.n, i, p.b_row_major), padded_ld(p.n, o))
+    m, n, k = padded_extents(p, k)
     q = GemmProblem(m, n, k, p.batch, p.dtype, p.layout, p.tf32)   # packed leading dimensions
     copy_a, copy_b, copy_c = padded_copies(p, q)
     return q.replace(lda=q.lda if copy_a else p.lda, ldb=q.ldb if copy_b else p.ldb,
@@ -116,8 +122,11 @@ def padded_copies(p: GemmProblem, q: GemmProblem) -> tuple[bool, bool, bool]:
 def cublas_aligned(p: GemmProblem) -> bool:
     """Every leading dimension, base and contiguous extent 16-byte aligned: what cuBLAS runs
     as it is, with its Hopper kernels (:func:`padded_problem` would copy nothing). Memoised:
-    the split-K guard asks it once per cuBLASLt entry of a problem."""
-    return not any(padded_copies(p, padded_problem(p)))
+    the split-K guard asks it once per cuBLASLt entry of a problem. The same answer as
+    ``not any(padded_copies(p, padded_problem(p)))`` (every size is in two of the operands'
+    extents that ``padded_copies`` compares), without building the padded problem: the
+    candidate mask asks it of every new problem."""
+    return not any(misaligned_operands(p)) and padded_extents(p) == (p.m, p.n, p.k)
 
 
 def padded_workspace(p: GemmProblem) -> int:
