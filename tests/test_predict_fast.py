@@ -2,7 +2,7 @@
 give (bit for bit): the candidate table's fused features (problem and interaction kinds)
 against the feature table's formulas one by one, its cached valid index against the validity
 mask, repack.cublas_aligned against the padded problem, and the predictor's ranking against
-its reference (the first-written ``_rank_reference``, on the reference paths).
+the same ranking through the table's reference paths (``valid_mask``, ``features_reference``).
 ``benchmarks/rank_parity.py`` checks whole rankings over ~1,500 problems."""
 
 from pathlib import Path
@@ -72,8 +72,16 @@ def test_rank_new_equals_the_reference(pred):
     problems += [GemmProblem(m, n, k, layout=lay) for m, n, k in
                  [(1, 8192, 8192), (3, 5, 7), (511, 512, 513), (2048, 64, 16384)]
                  for lay in pred.layouts]
-    for p in problems:
-        assert pred._rank_new(p) == pred._rank_reference(p), p.key()
+    fast = [pred._rank_new(p) for p in problems]
+    with pytest.MonkeyPatch.context() as mp:
+        for p in problems:   # one table per layout: patch each the ranking uses
+            table = pred._table(p)
+            mp.setattr(table, "valid_index",
+                       lambda q, t=table: np.flatnonzero(t.valid_mask(q)))
+            mp.setattr(table, "features", table.features_reference)
+        slow = [pred._rank_new(p) for p in problems]
+    for p, a, b in zip(problems, fast, slow):
+        assert a == b, p.key()
 
 
 def test_cublas_aligned_equals_the_padded_problem():

@@ -366,7 +366,7 @@ class CandidateTable:
 
         The interaction features come from :func:`_interactions` (fused numpy calls on
         cached config-only factors: the same numbers as the table's formulas, which
-        :meth:`features_reference` evaluates; ``tests/test_features.py`` compares the two)."""
+        :meth:`features_reference` evaluates; ``tests/test_predict_fast.py`` compares the two)."""
         if not _FAST_INTERACTIONS:   # the table changed: its own formulas, one by one
             return self.features_reference(problem, index)
         x = np.empty((len(index), len(FEATURE_NAMES)), dtype=np.float64)

@@ -208,8 +208,11 @@ class Predictor:
         return pos if pos < len(index) and index[pos] == at else -1
 
     def _rank_new(self, problem: GemmProblem) -> tuple:
-        """The ranking of a problem not memoised (see the module doc); the same numbers as
-        :meth:`_rank_reference`, with fewer numpy calls on its few-row arrays."""
+        """The ranking of a problem not memoised (see the module doc). Its fast paths (the
+        table's ``valid_index`` and fused ``features``) give what the reference paths give,
+        bit for bit (``tests/test_predict_fast.py``); session 56 rewrote its tail with fewer
+        numpy calls, the same rankings over 1,500 problems of three models
+        (``benchmarks/rank_parity.py``)."""
         table = self._table(problem)
         index = table.valid_index(problem)
         n = len(index)
@@ -261,60 +264,6 @@ class Predictor:
             else:
                 row_of = {r: i for i, r in enumerate(rows)}
                 folds = ens[[row_of[r] for r in lead], :self.n_folds]
-            logs = np.log(np.maximum(self.cal_full(folds - folds.max(axis=0)), REL_FLOOR))
-            unc[:k] = [_std(row) for row in logs.tolist()]   # a few numbers: plain Python
-        return tuple(zip(table.id_array[index[order]].tolist(),
-                         (rel * best_tflops).tolist(), unc))
-
-    def _rank_reference(self, problem: GemmProblem) -> tuple:
-        """:meth:`_rank_new` as it was written first, through the candidate table's reference
-        paths (``valid_mask``, ``features_reference``): what ``tests/test_predict_fast.py``
-        holds the fast path to, bit for bit."""
-        table = self._table(problem)
-        index = np.flatnonzero(table.valid_mask(problem))
-        n = len(index)
-        if n == 0:
-            return ()
-        x = table.features_reference(problem, index)
-        c = self.cascade
-        # stage 1: the first trees, every candidate; stage 2: every tree, the best few
-        s1 = self._stage1(x)
-        by_s1 = np.argsort(-s1, kind="stable")
-        top = by_s1[:c.stage2_top]
-        x_top = x[top]
-        s2 = s1[top] + self._stage2(x_top)
-        by_s2 = np.argsort(-s2, kind="stable")
-        # one call: the fold models on the leading candidates (and cuBLAS, which the gate may
-        # put first), the problem's best speed, and the gate
-        k = max(1, min(c.uncertainty_top, n))
-        vendor = self._vendor_position(problem, table, index) if self.gate_column is not None \
-            else -1
-        lead = top[by_s2[:k if vendor < 0 else max(k, 2)]]   # the gate may swap the first two
-        rows = lead if vendor < 0 or vendor in lead else np.append(lead, vendor)
-        ens = self.ensemble.predict(x[rows])
-        best_tflops = float(np.exp(ens[0, self.scale_column]))
-        s2 = s2[by_s2]
-        rel = self.cal_full(s2 - s2[0])
-        order = top[by_s2]
-        if n > len(top):
-            rest = by_s1[len(top):]
-            rel_rest = self.cal_stage1(s1[rest] - s1[by_s1[0]])
-            order = np.concatenate((order, rest))
-            rel = np.concatenate((rel, np.minimum(rel_rest, rel[-1])))
-        if vendor >= 0 and n > 1:
-            at = int(np.flatnonzero(order == vendor)[0])
-            if ens[0, self.gate_column] > 0 and at > 0:   # cuBLAS first: at least as fast
-                new = np.r_[at, np.arange(at), np.arange(at + 1, n)]
-                order, rel = order[new], rel[new]
-                rel[0] = max(rel[0], rel[1])
-            elif ens[0, self.gate_column] <= 0 and at == 0:   # second: at most as fast
-                new = np.r_[1, 0, np.arange(2, n)]
-                order, rel = order[new], rel[new]
-                rel[1] = min(rel[0], rel[1])
-        unc = [None] * n
-        if self.n_folds > 1 and c.uncertainty_top > 0:
-            row_of = {int(r): i for i, r in enumerate(rows)}
-            folds = ens[[row_of[int(r)] for r in order[:k]], :self.n_folds]
             logs = np.log(np.maximum(self.cal_full(folds - folds.max(axis=0)), REL_FLOOR))
             unc[:k] = [_std(row) for row in logs.tolist()]   # a few numbers: plain Python
         return tuple(zip(table.id_array[index[order]].tolist(),
