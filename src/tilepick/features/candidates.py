@@ -32,8 +32,9 @@ from tilepick.config import KernelConfig, space
 from tilepick.features.columns import (CONFIG_INPUTS, FAMILY_CODES, Columns, config_columns,
                                        dtype_of, hardware_columns, problem_columns)
 from tilepick.features.compute import FEATURE_NAMES, compute
-from tilepick.features.table import (FEATURES, LAUNCH_S, POW2_DIVISOR_CAP, _flops, _load_instrs,
-                                     _min_bytes, _splitk_per_factor)
+from tilepick.features.table import (FEATURES, LAUNCH_S, _flops, _load_instrs, _min_bytes,
+                                     _multiple, _operand_align, _pow2_divisor_log2,
+                                     _roofline_s, _splitk_per_factor, _tma_aligned)
 from tilepick.hardware import HardwareProfile
 from tilepick.problem import DType, GemmProblem, next_pow2
 from tilepick.solvers import SOLVERS
@@ -76,33 +77,22 @@ _FAST_PROBLEM &= tuple(_PER_PROBLEM_NAMES) == _HARDWARE_NAMES + _FAST_PROBLEM_NA
 
 def _problem_features(c: Columns) -> list:
     """The problem features of one problem (Python float columns), in table order: the
-    table's formulas as their one-problem branches evaluate them (the same Python float
-    operations in the same order, ``math.log2`` of positive values), without a function call
-    per feature. Stores what the interaction features read back: ``_flops``, ``_min_bytes``
-    (the table's memo keys), ``align_a``, ``align_b``."""
-    m, n, k, batch, it, out_it = c.m, c.n, c.k, c.batch, c.itemsize, c.out_itemsize
-    log2, gcd = math.log2, math.gcd
-    flops = c._flops = 2.0 * m * n * k * batch
-    mb = c._min_bytes = batch * ((m * k + k * n) * it + m * n * out_it)
+    table's own helpers for every formula with a body (alignment, TMA rule, roofline, flops,
+    bytes, power-of-two divisors: their one-problem branches), the one-line ones written out,
+    without a function call per feature. Stores what the interaction features read back:
+    ``_flops``, ``_min_bytes`` (the table's memo keys), ``align_a``, ``align_b``."""
+    m, n, k, batch = c.m, c.n, c.k, c.batch
+    log2 = math.log2
+    flops, mb = _flops(c), _min_bytes(c)
     ai = flops / mb
-    layout = int(c.layout_code)
-    a_row, b_row = layout < 2, layout % 2 == 0
-    base = int(c.base_align)
-    lda, ldb, ldc = c.lda, c.ldb, c.ldc
-    align_a = c.align_a = float(min(base, gcd(int(lda * it), 16),
-                                    gcd(int((k if a_row else m) * it), 16)))
-    align_b = c.align_b = float(min(base, gcd(int(ldb * it), 16),
-                                    gcd(int((n if b_row else k) * it), 16)))
-    align_c = float(min(base, gcd(int(ldc * out_it), 16), gcd(int(n * out_it), 16)))
-    tma = float(c.base_align >= 16 and all(int(v) % 16 == 0 for v in (
-        lda * it, ldb * it, ldc * out_it)))
-    roofline_us = max(flops / (c.peak_tflops * 1e12), mb / (c.mem_bw_gbps * 1e9)) * 1e6
+    align_a = c.align_a = _operand_align(c, "a")
+    align_b = c.align_b = _operand_align(c, "b")
+    roofline_us = _roofline_s(c) * 1e6
     return [m, n, k, batch, log2(m), log2(n), log2(k), log2(batch), log2(flops), log2(mb), ai,
-            log2(ai), log2(m / n), log2(m / k), log2(n / k),
-            log2(float(gcd(int(m), POW2_DIVISOR_CAP))), log2(float(gcd(int(n), POW2_DIVISOR_CAP))),
-            log2(float(gcd(int(k), POW2_DIVISOR_CAP))), float(int(k) % 64 == 0),
-            align_a, align_b, align_c, tma, c.dtype_code, c.layout_code, it, roofline_us,
-            log2(roofline_us)]
+            log2(ai), log2(m / n), log2(m / k), log2(n / k), _pow2_divisor_log2(m),
+            _pow2_divisor_log2(n), _pow2_divisor_log2(k), _multiple(k, 64),
+            align_a, align_b, _operand_align(c, "c"), _tma_aligned(c), c.dtype_code,
+            c.layout_code, c.itemsize, roofline_us, log2(roofline_us)]
 
 
 # The interaction features in table order, as :func:`_interactions` computes them.
