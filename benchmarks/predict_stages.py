@@ -2,7 +2,8 @@
 
 Each stage of ``Predictor._rank_new`` timed on its own, median over ``--problems`` new shapes
 (``predict_latency.shapes``): the families' applicability, the whole validity mask (which
-includes it; ``CandidateTable.valid_index``, the predictor's, where the code has it), the feature matrix, stage 1 (every candidate, the first trees), stage 2 (the best
+includes it; ``CandidateTable.valid_index``, the predictor's, where the code has it), the
+feature matrix, stage 1 (every candidate, the first trees), stage 2 (the best
 ``stage2_top``, every other tree), the fold ensemble on the leading rows, and the whole ranking.
 ``--lleaves-ensemble`` also times the ensemble compiled by lleaves (the same scores, checked),
 which the predictor does not use.

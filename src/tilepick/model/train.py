@@ -85,7 +85,7 @@ class TrainOptions:
     # weights are |log ratio|, ~0.01-0.05 where cuBLAS wins a decode pocket by 1-5%, and at
     # 0.1 the gate fitted on every problem still called Triton on some of its own training
     # problems there (rr 1 x 8192 x 9216: -0.17 in session 55's w2p retrain, cuBLAS 5% ahead);
-    # 0.01 fits them with the same out-of-fold figures (BENCHMARKS, "Session 56")
+    # 0.01 fits them with the same out-of-fold figures (BENCHMARKS, "Sessions 55-56")
     gate_lambda_l2: float = gate.GATE_PARAMS["lambda_l2"]
     # the ranker is the mean of this many LightGBM runs, seeds seed, seed + 1, ... of the
     # parameters (booster.average): LightGBM's own seed (bagging, feature fraction) moved the
