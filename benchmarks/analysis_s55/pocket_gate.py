@@ -9,11 +9,12 @@ the measured better of the two (the gate's label is cuBLAS against the ranker's 
 pick, not the best Triton candidate, so this is a bound, not its training error).
 
     python benchmarks/analysis_s55/pocket_gate.py MODEL [MODEL ...] [--data-model DIR] [--n 4096 8192 16384]
-        [--data FILE.parquet ...]
+        [--data FILE.parquet ...] [--rows MxNxK ...]
 
 ``--data`` reads those files instead of the manifest's (e.g. one folder: session 56 read
 ``train_decode_pow2_n_rr/*.parquet`` alone for the table of cuBLAS / best Triton by M and N
-printed at the end).
+printed at the end). ``--rows`` also prints, for those rr problems (e.g. the LLM suite's
+decode rows, whose weights training holds out), each model's raw gate score and first pick.
 """
 
 import argparse
@@ -43,6 +44,8 @@ def main():
     ap.add_argument("--n", type=int, nargs="+", default=[4096, 8192, 16384])
     ap.add_argument("--max-m", type=int, default=4)
     ap.add_argument("--data", nargs="*", default=None, help="parquet files (default: the manifest's)")
+    ap.add_argument("--rows", nargs="*", default=[], metavar="MxNxK",
+                    help="rr problems to print each model's gate score and first pick for")
     args = ap.parse_args()
     if args.data:
         paths = args.data
@@ -71,6 +74,11 @@ def main():
     table = pd.DataFrame(ratios).groupby(["m", "n"])["ratio"].describe()
     print("cuBLAS / best Triton by M and N:")
     print(table[["count", "min", "50%", "max"]].round(3).to_string())
+    for row in args.rows:
+        m, n, k = (int(v) for v in row.split("x"))
+        prob = GemmProblem(m=m, n=n, k=k, layout="rr")
+        print(f"rr {row}: " + "; ".join(f"{d} gate {gate_raw(p, prob):+.2f}, first "
+                                       f"{p.rank(prob, 1)[0][0]}" for d, p in preds.items()))
 
 
 if __name__ == "__main__":

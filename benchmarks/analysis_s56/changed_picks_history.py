@@ -20,6 +20,7 @@ import argparse
 import glob
 import gzip
 import json
+import math
 import re
 import statistics
 import sys
@@ -54,6 +55,16 @@ def runs(since: int) -> dict:
     return out
 
 
+def ratios_of(rows: list, pick: str) -> list[float]:
+    """The runs' torch.matmul / pick ratios of ``pick`` on one problem (``rows``: its
+    :func:`runs` entries); a cuBLAS pick: the heuristic rows whose model chose cuBLAS (the
+    dispatcher then ran cuBLAS or the entry model's cuBLASLt entry)."""
+    if pick == "gemm.cublas":
+        return [r[3] for r in rows if (r[2] == pick or r[2].startswith("gemm.cublaslt."))
+                and r[1].startswith("heuristic") and r[4] in ("model", None)]
+    return [r[3] for r in rows if r[2] == pick]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("old")
@@ -62,25 +73,27 @@ def main():
     args = ap.parse_args()
     a, b = Predictor(args.old), Predictor(args.new)
     history = runs(args.since)
-    worst = []
-    for p in suite(["llama3-8b", "llama3-70b"]):
+    problems = suite(["llama3-8b", "llama3-70b"])
+    worst, log_change = [], 0.0
+    for p in problems:
         x, y = a.rank(p, 1)[0][0], b.rank(p, 1)[0][0]
         if x == y:
             continue
         rows = history.get(p.key(), [])
-        if y == "gemm.cublas":   # the model picked cuBLAS: the dispatcher's cuBLAS or entry
-            seen = [r for r in rows if r[2] == y or r[2].startswith("gemm.cublaslt.")]
-            seen = [r for r in seen if r[1].startswith("heuristic") and r[4] in ("model", None)]
-        else:
-            seen = [r for r in rows if r[2] == y]
-        ratios = [r[3] for r in seen]
-        text = (f"median {statistics.median(ratios):.3f}, min {min(ratios):.3f} over "
-                f"{len(ratios)} runs" if ratios else "never timed")
+        old, new = ratios_of(rows, x), ratios_of(rows, y)
+        text = (f"median {statistics.median(new):.3f}, min {min(new):.3f} over "
+                f"{len(new)} runs" if new else "never timed")
+        if old:
+            text += f" (OLD's pick: median {statistics.median(old):.3f}, {len(old)} runs)"
         print(f"{p.key():34s} {x} -> {y}: {text}")
-        if ratios:
-            worst.append(min(ratios))
+        if new:
+            worst.append(min(new))
+        if new and old:
+            log_change += math.log(statistics.median(new) / statistics.median(old))
     if worst:
         print(f"lowest single run over the changed picks: {min(worst):.3f}")
+    print(f"suite geomean, NEW over OLD, from the medians of the changed rows timed for both "
+          f"picks over all {len(problems)} rows: {math.exp(log_change / len(problems)):.5f}")
 
 
 if __name__ == "__main__":
