@@ -78,15 +78,9 @@ def problems(pred: Predictor, count: int, seed: int) -> list[GemmProblem]:
         p = GemmProblem(m, n, k, batch=batch, dtype=dtype, layout=layout, tf32=tf32,
                         base_align=align)
         if pad:
-            p = GemmProblem(m, n, k, batch=batch, dtype=dtype, layout=layout, tf32=tf32,
-                            lda=p.lda + pad, ldb=p.ldb + pad, ldc=p.ldc + pad,
-                            base_align=align)
+            p = p.replace(lda=p.lda + pad, ldb=p.ldb + pad, ldc=p.ldc + pad)
         seen.setdefault(p, None)
     return list(seen)
-
-
-def problem_key(p: GemmProblem) -> tuple:
-    return (p.m, p.n, p.k, p.batch, p.dtype_token, p.layout, p.lda, p.ldb, p.ldc, p.base_align)
 
 
 def record(args) -> None:
@@ -97,7 +91,7 @@ def record(args) -> None:
         rows = []
         for p in problems(pred, args.problems, args.seed):
             pred.clear_memo()
-            rows.append((problem_key(p), pred.rank(p)))
+            rows.append((p.key(), pred.rank(p)))
         out["models"][pred.name] = rows
         n = sum(len(r) for _, r in rows)
         print(f"{pred.name}: {len(rows)} problems, {n} ranked candidates "
