@@ -31,8 +31,17 @@ from tilepick.solvers import triton_gemm
 from tilepick.tensors import (TOLERANCE, checked_reference, make_inputs, reference, rel_error,
                               tolerance)
 
-pytestmark = pytest.mark.skipif(not interpreting(), reason="these tests run kernels on the CPU "
-                                                           "through TRITON_INTERPRET=1")
+pytestmark = [
+    pytest.mark.skipif(not interpreting(), reason="these tests run kernels on the CPU "
+                                                  "through TRITON_INTERPRET=1"),
+    # The split-K families' last program casts its whole tile before the masked store. In the
+    # interpreter, the lanes outside C hold whatever the masked atomics returned (uninitialised
+    # memory), so that cast can overflow, and numpy warns a varying number of times a run (6 to
+    # 43 in CI). Zeroing those lanes first silenced every one of them (session 57). The kernels
+    # keep the plain cast: the GPU never stores those lanes. A real overflow inside C would
+    # write inf, and the float64 comparison would fail it.
+    pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning"),
+]
 
 # (dtype, tf32)
 DTYPES = [("fp16", False), ("bf16", False), ("fp32", False), ("fp32", True), ("fp8e4m3", False)]
