@@ -24,7 +24,9 @@ RUNS = [f"benchmarks/results/dispatch_llm_suite_{n}.jsonl.gz" for n in
         ("s51_ab1_25fc09c", "s51_ab2_25fc09c", "s52_cda5347", "s53_ab1_0b303f0", "s53_ab2_bd8e8a8")]
 
 
-def main(files):
+def heuristic_by_problem(files) -> dict[str, list[tuple[float, str]]]:
+    """Per suite problem, (paired speed-up over torch.matmul, config id) of the `heuristic`
+    method in each of the runs' row files that has the problem."""
     acc: dict[str, list] = {}
     for f in files:
         with open_text(f) as fh:
@@ -32,6 +34,11 @@ def main(files):
                 r = json.loads(line)
                 acc.setdefault(r["problem"], []).append(
                     (paired_speedup(r, "heuristic"), r["choice"]["heuristic"]))
+    return acc
+
+
+def main(files):
+    acc = heuristic_by_problem(files)
     rows = sorted(((p, float(np.mean([s for s, _ in v])), float(np.std([s for s, _ in v])),
                     sorted({c for _, c in v}))
                    for p, v in acc.items()

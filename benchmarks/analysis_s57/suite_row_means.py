@@ -11,20 +11,16 @@ Default: the six runs of sessions 51-54 with the then-shipped model as `heuristi
 """
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from dispatch_llm_suite import paired_speedup  # noqa: E402
+from analysis_s53.entry_rows_runs import RUNS as RUNS_51_53  # noqa: E402
+from analysis_s53.entry_rows_runs import heuristic_by_problem  # noqa: E402
 
-from tilepick.data.io import open_text  # noqa: E402
-
-RUNS = [f"benchmarks/results/dispatch_llm_suite_{n}.jsonl.gz" for n in
-        ("s51_ab1_25fc09c", "s51_ab2_25fc09c", "s52_cda5347", "s53_ab1_0b303f0",
-         "s53_ab2_bd8e8a8", "s54_ab_wide3_6b43aef")]
+RUNS = RUNS_51_53 + ["benchmarks/results/dispatch_llm_suite_s54_ab_wide3_6b43aef.jsonl.gz"]
 
 
 def main() -> None:
@@ -32,15 +28,9 @@ def main() -> None:
     ap.add_argument("files", nargs="*", default=RUNS)
     ap.add_argument("--worst", type=int, default=12)
     args = ap.parse_args()
-    acc: dict[str, list] = {}
-    for f in args.files:
-        with open_text(f) as fh:
-            for line in fh:
-                r = json.loads(line)
-                acc.setdefault(r["problem"], []).append(
-                    (paired_speedup(r, "heuristic"), r["choice"]["heuristic"].split(".")[1]))
-    rows = sorted((float(np.mean([s for s, _ in v])), p, len(v), sorted({c for _, c in v}))
-                  for p, v in acc.items())
+    rows = sorted((float(np.mean([s for s, _ in v])), p, len(v),
+                   sorted({c.split(".")[1] for _, c in v}))
+                  for p, v in heuristic_by_problem(args.files).items())
     means = np.array([m for m, *_ in rows])
     print(f"{len(rows)} rows, {len(args.files)} runs: geomean of the row means "
           f"{np.exp(np.log(means).mean()):.4f}; with the rows under 1.0 at 1.0 "
