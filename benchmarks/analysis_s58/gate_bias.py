@@ -29,8 +29,7 @@ VENDOR = VENDOR_FAMILIES[0]
 
 def biased(pred: Predictor, b: float) -> None:
     """Shift the gate column of every ensemble prediction by ``b`` (in place on ``pred``)."""
-    base = pred.ensemble.predict.__func__.__get__(pred.ensemble) \
-        if hasattr(pred.ensemble.predict, "__func__") else pred.ensemble.predict
+    base = pred.ensemble.predict   # the bound method, before the instance attribute hides it
     col = pred.gate_column
 
     def predict(x, *a, **kw):
