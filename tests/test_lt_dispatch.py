@@ -251,6 +251,29 @@ def test_lt_evaluate_cli_scores_the_shipped_model_on_held_out_shapes():
     assert out["chosen_min"] <= out["chosen_geomean"] <= out["best_geomean_inflated"]
 
 
+def test_lt_evaluate_cli_delta_overrides_the_models_gap():
+    """--delta scores another gap on the same shapes: a wider gap runs entries on fewer of
+    them, and without it the model's own gap is reported."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from tilepick.cli import app
+
+    val = ROOT / "benchmarks" / "results" / "cublaslt_probe_validation_rr_h200_e2492d3.json.gz"
+    model = ROOT / "models" / "cublaslt_bf16_h200"
+    outs = {}
+    for extra in ([], ["--delta", "0.8"]):
+        res = CliRunner().invoke(app, ["lt", "evaluate", str(val), "--model", str(model),
+                                       *extra])
+        assert res.exit_code == 0, res.output
+        outs[tuple(extra)] = json.loads(res.output)
+    own, wide = outs[()], outs[("--delta", "0.8")]
+    assert own["delta"] == lt_ranker.LtRanker.load(model).delta and wide["delta"] == 0.8
+    assert wide["replaced_torch"] < own["replaced_torch"]
+    assert wide["first_geomean"] == own["first_geomean"]
+
+
 def test_lt_cli_names_what_is_not_a_probe_result_or_a_model(tmp_path):
     from typer.testing import CliRunner
 
