@@ -20,11 +20,14 @@ LT_ID = "gemm.cublaslt." + ENTRY
 # -- config ids ------------------------------------------------------------------------------
 
 
-def test_family_is_last_and_named_vendor():
-    assert list(cfg.FAMILIES)[-1] == "gemm.cublaslt"
+def test_family_keeps_its_place_and_is_named_vendor():
+    # appended as the 14th family; only families added since come after it (family codes are
+    # positions), and the solvers are registered in the same order
+    assert list(cfg.FAMILIES).index("gemm.cublaslt") == 13
+    assert list(cfg.FAMILIES)[14:] == ["gemm.gemv_n_splitk"]
     assert cfg.NAMED_VENDOR_FAMILIES == ("gemm.cublaslt",)
     assert cfg.VENDOR_FAMILIES == ("gemm.cublas", "gemm.cublas_repack")   # unchanged
-    assert list(solvers.SOLVERS)[-1] == "gemm.cublaslt"
+    assert list(solvers.SOLVERS) == list(cfg.FAMILIES)
     assert isinstance(solvers.SOLVERS["gemm.cublaslt"], CublasLtSolver)
 
 
@@ -489,15 +492,21 @@ def test_launcher_passes_what_run_passes_and_names_a_failure():
 
 # -- the perf-db key ------------------------------------------------------------------------
 
-def test_plan_fingerprint_unchanged():
+def test_plan_fingerprint_unchanged(monkeypatch):
     """gemm.cublaslt has no ``plan`` and no ``host_plan``: adding it must leave the launch-plan
     fingerprint as it was, or every perf-db winner measured before would be retired (the
     perf-db's source key hashes it). 707471ab21c88ace was printed on the tree before the family
-    existed; it moves only with the Triton families' plans or a vendor's host plan."""
+    existed; it moves only with the Triton families' plans or a vendor's host plan. The
+    families appended since (session 59: gemm.gemv_n_splitk) add their own plans to it, and
+    without them it is the earlier value: every earlier family's plans are unchanged
+    (``perfdb.SAME_SPEED`` relies on that)."""
     from tilepick.solvers.fingerprint import plan_fingerprint
 
     s = solvers.SOLVERS["gemm.cublaslt"]
     assert not hasattr(s, "plan") and not hasattr(s, "host_plan")
+    assert plan_fingerprint() == "8f22364b129044c8"
+    monkeypatch.setattr(solvers, "SOLVERS", {f: v for f, v in solvers.SOLVERS.items()
+                                             if f != "gemm.gemv_n_splitk"})
     assert plan_fingerprint() == "707471ab21c88ace"
 
 

@@ -60,6 +60,12 @@ SHAPES = {
     "batch": dict(m=48, n=80, k=64, batch=3),
     "batch_odd": dict(m=21, n=35, k=70, batch=2),
     "n2_long_k": dict(m=5, n=2, k=1100),   # gemm.gemv_t_splitk's only kind of problem
+    # gemm.gemv_n_splitk's (M = 1 only): a ragged column block without 16-byte vectors, one
+    # with them (N a multiple of 8) over padded leading dimensions and batches, and an
+    # unaligned base
+    "m1_ragged": dict(m=1, n=300, k=200),
+    "m1_batch_ld": dict(m=1, n=264, k=136, batch=2, pad=(8, 8, 8)),
+    "m1_align_min": dict(m=1, n=256, k=96, base_align="min"),
 }
 
 # (family, shape) pairs that also run the smallest tile (slow for pointer kernels)
@@ -72,6 +78,7 @@ SMALLEST_TOO = {
     "gemm.tma": set(SHAPES),
     "gemm.tma_persistent": set(SHAPES),
     "gemm.tma_repack": set(SHAPES),
+    "gemm.gemv_n_splitk": {"m1", "m1_ragged", "m1_batch_ld"},
 }
 SMALLEST_DTYPES = {"fp16", "bf16"}
 
@@ -130,7 +137,8 @@ def _cases():
 
 
 # shapes only some families run (the others would add interpreter time and no new edge)
-ONLY_FOR = {"n2_long_k": ("gemm.gemv_t_splitk",)}
+ONLY_FOR = {"n2_long_k": ("gemm.gemv_t_splitk",), "m1_ragged": ("gemm.gemv_n_splitk",),
+            "m1_batch_ld": ("gemm.gemv_n_splitk",), "m1_align_min": ("gemm.gemv_n_splitk",)}
 
 
 def _collect_cases():
@@ -206,6 +214,8 @@ def test_case_coverage():
             expected = {(d, lay) for d, lay in every if lay[1] == "c"}
         if family in ("gemm.gemv_t", "gemm.gemv_t_splitk"):   # A row-major only
             expected = {(d, lay) for d, lay in every if lay[0] == "r"}
+        if family == "gemm.gemv_n_splitk":   # B row-major only
+            expected = {(d, lay) for d, lay in every if lay[1] == "r"}
         assert seen[family] == expected, family
     keys = {case.values[0].key() for case in CASES if case.values[1].family == "gemm.ptr"}
     for needle in (".m1.", ".n1.", ".k1", ".lda", ".ldb", ".ldc", ".al1", ".al2", ".al4", ".b3"):
@@ -226,8 +236,8 @@ def _bind_cases():
     with _spaces_built_once():
         for family, solver in solvers.SOLVERS.items():
             for layout in ("rr", "rc"):
-                narrow = {"gemm.gemv_t": ("n1",), "gemm.gemv_t_splitk": ("n2_long_k",)}.get(
-                    family, ())   # their only problems
+                narrow = {"gemm.gemv_t": ("n1",), "gemm.gemv_t_splitk": ("n2_long_k",),
+                          "gemm.gemv_n_splitk": ("m1_batch_ld",)}.get(family, ())   # theirs
                 for shape in ("aligned", "odd_ld", "align_min", "batch_odd", "m1") + narrow:
                     p = make_problem(shape, "fp16", False, layout)
                     configs = solver.configs(p, current())
@@ -319,7 +329,8 @@ def test_split_k_fused_leaves_its_workspace_at_zero():
     shape, batch or problem, and the next launch (a different problem on the same pair)
     must still be right."""
     fused, tma = "gemm.splitk_fused", "gemm.tma_splitk"   # they share the workspace
-    gemv = "gemm.gemv_t_splitk"                           # so does the split GEMV
+    gemv = "gemm.gemv_t_splitk"                           # so do the split GEMVs
+    gemv_n = "gemm.gemv_n_splitk"
     cases = [(fused, GemmProblem(40, 96, 1000, dtype="fp16"), 8, 16),
              (gemv, GemmProblem(37, 3, 2100, dtype="fp16"), 4, 8),
              (gemv, GemmProblem(9, 2, 3000, batch=2, dtype="bf16", layout="rc"), 8, 4),
@@ -327,7 +338,10 @@ def test_split_k_fused_leaves_its_workspace_at_zero():
              (fused, GemmProblem(21, 35, 700, batch=2, dtype="bf16", layout="rc"), 4, 32),
              (tma, GemmProblem(64, 64, 512, dtype="fp32", layout="cr"), 8, 64),
              (fused, GemmProblem(70, 33, 515, dtype="fp32", layout="cr"), 2, 64),
-             (fused, GemmProblem(16, 64, 1024, dtype="fp8e4m3", layout="rc"), 16, 16)]
+             (fused, GemmProblem(16, 64, 1024, dtype="fp8e4m3", layout="rc"), 16, 16),
+             (gemv_n, GemmProblem(1, 300, 1000, dtype="bf16"), 8, 1),
+             (gemv_n, GemmProblem(1, 264, 520, batch=3, dtype="fp16", layout="cr"), 4, 1),
+             (gemv_n, GemmProblem(1, 128, 2048, dtype="fp8e4m3"), 64, 1)]
     for family, p, split_k, block_m in cases:
         solver = solvers.SOLVERS[family]
         c = largest([c for c in solver.configs(p)

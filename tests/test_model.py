@@ -172,14 +172,14 @@ def test_model_from_before_a_family_was_added(model_dir, tmp_path):
     old = tmp_path / "gemm_bf16_h200"
     shutil.copytree(model_dir, old)
     spec = json.loads((old / "feature_spec.json").read_text())
-    # the newest family with a declared space (gemm.cublaslt, appended after it, has none: its
-    # entries come from cuBLASLt per problem on a GPU); the model predates both
+    # the newest family with a declared space (gemm.cublaslt has none: its entries come from
+    # cuBLASLt per problem on a GPU); the model predates it
     newest = [f for f in FAMILIES if space(f)][-1]
+    assert newest == "gemm.gemv_n_splitk"
     spec["encodings"]["family"] = list(FAMILIES)[:list(FAMILIES).index(newest)]
     (old / "feature_spec.json").write_text(json.dumps(spec))
-    # the newest family (cuBLAS behind padded copies) serves it: K is odd (rr-only model:
-    # not strict)
-    p = GemmProblem(4096, 2, 4097, layout="rc")
+    # the newest family (the x @ W decode GEMV) serves it (rr-only model: not strict)
+    p = GemmProblem(1, 4096, 4096, layout="rr")
 
     def family(cid):
         return KernelConfig.from_id(cid).family

@@ -43,6 +43,10 @@ FAMILIES = {
                           "padded workspace (odd leading dimensions: cuBLAS's align1 path)",
     "gemm.cublaslt": "cuBLASLt's heuristic entries run by name through ctypes: the algorithms "
                      "(tile, stages, split-K, cluster) besides the one torch.matmul runs",
+    "gemm.gemv_n_splitk": "GEMV for decode steps of x @ W (M = 1, B N-contiguous): "
+                          "[block_k, block_n] tiles of B streamed along N with 16-byte loads, "
+                          "fp32 products, K split in one launch (partials as in "
+                          "gemm.splitk_fused)",
 }
 # the first is the baseline everyone compares with (torch.matmul as it is). Each of these has
 # one config, whose id is the family name (code relies on that).
@@ -111,6 +115,11 @@ SPACES: dict[str, dict[str, tuple]] = {
     "gemm.gemv_t_splitk": dict(block_m=(1, 2, 4, 8, 16, 32, 64), block_n=(1, 2, 4),
                                block_k=(256, 512, 1024, 2048), group_m=(1,), num_warps=(4, 8),
                                num_stages=(1, 3), split_k=(2, 4, 8, 16, 32, 64)),
+    # x @ W decode steps: wide column blocks, thin K steps, many splits (session 16's probe:
+    # its best were 512-1024 columns x 16-32 rows of K, 4 warps, 4-64 splits)
+    "gemm.gemv_n_splitk": dict(block_m=(1,), block_n=(128, 256, 512, 1024),
+                               block_k=(8, 16, 32, 64), group_m=(1,), num_warps=(4, 8),
+                               num_stages=(1,), split_k=(2, 4, 8, 16, 32, 64)),
 }
 PARAM_NAMES = ("block_m", "block_n", "block_k", "group_m", "num_warps", "num_stages", "split_k")
 

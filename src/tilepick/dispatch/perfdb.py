@@ -161,6 +161,11 @@ SAME_SPEED: dict[str, tuple[str, ...]] = {
     # of the old copies' timings; a user db's records of the old key may still hold them: they
     # read the family 1.1-1.5x slower than it now runs (median), never faster.
     "d9244d5ddae278af": ("367de8060cac8600",),
+    # session 59: a family added (gemm.gemv_n_splitk, the x @ W decode GEMV), its kernel in a
+    # file of its own (kernels/gemm_gemv_n.py): every earlier kernel file is byte-identical,
+    # and without the new family's plans the fingerprint is the earlier one, 707471ab21c88ace
+    # (tests/test_cublaslt_solver.py::test_plan_fingerprint_unchanged)
+    "02da2654823f1986": ("eec0ef05ff38af3e",),
 }
 
 

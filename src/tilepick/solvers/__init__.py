@@ -10,7 +10,7 @@ from tilepick.solvers.base import (ConfigInvalidError, NotApplicableError, NotIn
                                    Solver)
 from tilepick.solvers.cublas import CublasRepackSolver, CublasSolver
 from tilepick.solvers.cublaslt import CublasLtSolver
-from tilepick.solvers.triton_gemm import (GemvSolver, GemvTSolver, GemvTSplitKSolver, PointerSolver, SplitKAtomicSolver,
+from tilepick.solvers.triton_gemm import (GemvNSplitKSolver, GemvSolver, GemvTSolver, GemvTSplitKSolver, PointerSolver, SplitKAtomicSolver,
                                           SplitKFusedSolver, SplitKSolver, TmaPersistentSolver,
                                           TmaRepackSolver, TmaSolver, TmaSplitKSolver)
 
@@ -18,7 +18,7 @@ SOLVERS: dict[str, Solver] = {s.family: s for s in (
     PointerSolver(), TmaSolver(), TmaPersistentSolver(), TmaRepackSolver(), SplitKSolver(), SplitKAtomicSolver(),
     CublasSolver(), GemvSolver(), SplitKFusedSolver(),
     TmaSplitKSolver(), GemvTSolver(), GemvTSplitKSolver(), CublasRepackSolver(),
-    CublasLtSolver())}   # a family added later goes last: orders stay stable
+    CublasLtSolver(), GemvNSplitKSolver())}   # a family added later goes last: orders stay stable
 
 __all__ = ["SOLVERS", "Solver", "solver_for", "applicable_configs", "NotApplicableError",
            "ConfigInvalidError", "NotInThisContextError", "launch", "bind"]

@@ -1001,3 +1001,106 @@ class GemvTSplitKSolver(OneLaunchSplitK, GemvTSolver):
 
     family = "gemm.gemv_t_splitk"
 
+
+
+class GemvNSplitKSolver(OneLaunchSplitK, TritonGemmSolver):
+    """The decode step of ``x @ W`` (``kernels.gemm_gemv_n``): M = 1, B row-major (layouts rr
+    and cr), every dtype; fp32 products on CUDA cores, K split over the grid in one launch
+    with the partials meeting in the zero-kept workspace (as in ``gemm.splitk_fused``).
+
+    Why: ``gemm.gemv`` streams K-contiguous weight rows and so serves ``x @ W.T`` only; at
+    M = 1 a row-major weight went to the tensor-core families (16 rows padded, the weight
+    through shared memory) or cuBLAS, which read the suite's Llama-3 weights at 1.8-4.0 TB/s
+    where this kernel's session-16 probe ran 1.01-1.09x cuBLAS on six of eight (H200).
+    Batched decode (M = 2-4) is not served: each row would re-read the weight, or hold
+    block_m times the registers of the [block_k, block_n] product tile."""
+
+    family = "gemm.gemv_n_splitk"
+    gemv = True   # CUDA-core products, its tiles staged only when pipelined (features.table)
+
+    def not_applicable_reason(self, problem, hw):
+        why = super().not_applicable_reason(problem, hw)
+        if why:
+            return why
+        if problem.m != 1:
+            return (f"M={problem.m} rows: the N-contiguous GEMV multiplies each weight tile "
+                    "into one row of A; it serves M = 1")
+        if not problem.b_row_major:
+            return "B is column-major (K contiguous): gemm.gemv streams such a weight's rows"
+        return None
+
+    def smem_bytes(self, problem, c):
+        """The weight tile, staged only when the loop is software-pipelined."""
+        return c.num_stages * c.block_k * c.block_n * problem.dtype.itemsize \
+            if c.num_stages > 1 else 0
+
+    # the warps share a block_k x block_n product tile, not an output tile (rule below)
+    min_tile_for_8_warps = 0
+
+    def acc_regs(self, c, problem):
+        """The fp32 products are summed over K elementwise, reduced across threads once."""
+        return c.block_k * c.block_n // (32 * c.num_warps)
+
+    def config_invalid_reason(self, problem, c, hw):
+        why = super().config_invalid_reason(problem, c, hw)
+        if why:
+            return why
+        if c.block_k * c.block_n * problem.dtype.itemsize < 16 * 32 * c.num_warps:
+            return (f"a {c.block_k} x {c.block_n} weight tile holds fewer than one 16-byte load "
+                    f"for each thread of {c.num_warps} warps")
+        return None
+
+    @functools.lru_cache(maxsize=65536)
+    def plan(self, problem: GemmProblem, config: KernelConfig) -> LaunchPlan:
+        p, c = problem, config
+        hints = _alignment_hints(p, c.block_k)
+        constexprs = dict(
+            BLOCK_N=c.block_n, BLOCK_K=c.block_k, A_ROW=p.a_row_major, **hints,
+            EVEN_N=p.n % c.block_n == 0, HAS_SCALE=p.dtype is DType.FP8,
+            num_warps=c.num_warps, num_stages=c.num_stages)
+        return LaunchPlan((cdiv(p.n, c.block_n), c.split_k, p.batch),
+                          tuple(sorted(constexprs.items())))
+
+    def _args(self, p: GemmProblem, c: KernelConfig, a, b, out):
+        """(grid, sizes and strides, constexprs, zero-kept sizes) from 3-D views, the strides
+        checked against the plan's vector hints (the kernel rounds hinted strides down)."""
+        plan = self.plan(p, c)
+        kw = plan.kwargs
+        sa, sb, sc = a.stride(), b.stride(), out.stride()
+        if sb[2] != 1 and p.n > 1:   # the kernel walks B's rows with unit stride
+            raise ConfigInvalidError(f"{p.key()}: B's N stride is {sb[2]}, not 1: the tensor "
+                                     "is not row-major as the problem says")
+        if sc[2] != 1 and p.n > 1:   # C's one row is written with unit stride
+            raise ConfigInvalidError(f"{p.key()}: C's N stride is {sc[2]}, not 1")
+        if kw["A_ROW"] and sa[2] != 1 and p.k > 1:   # A's one row read with unit stride
+            raise ConfigInvalidError(f"{p.key()}: A's K stride is {sa[2]}, not 1: the tensor "
+                                     "is not row-major as the problem says")
+        batched = p.batch > 1   # a single batch's stride is never used: pass 0, always aligned
+        sa0, sb0, sc0 = (sa[0], sb[0], sc[0]) if batched else (0, 0, 0)
+        # A's one row: K-contiguous (row-major, hinted by VEC_A) or strided by lda (cr)
+        _check_hints(kw, p, sa0, sa[1] if p.a_row_major else 0, sb0, sb[1])
+        args = (p.n, p.k, sa0, sa[2], sb0, sb[1], sc0)
+        return plan.grid, args, kw, _zero_kept_sizes(p, plan)
+
+    def kernels(self, problem, config):
+        return [("gemv_n_splitk_kernel", self.plan(problem, config).constexprs)]
+
+    def calls(self, p, c, a, b, out, scale_a, scale_b):
+        from tilepick.kernels.gemm_gemv_n import gemv_n_splitk_kernel
+
+        grid, args, kw, sizes = self._args(p, c, a, b, out)
+        ws, cnt = self.state.get(a.device, *sizes)
+        return [(gemv_n_splitk_kernel, grid, (a, b, out, ws, cnt, scale_a, scale_b, *args), kw)]
+
+    def bind(self, problem, config, a, b, out, scale_a=None, scale_b=None):
+        from tilepick.kernels.gemm_gemv_n import gemv_n_splitk_kernel
+
+        patch_interpreter()
+        grid, args, kw, sizes = self._args(problem, config, _as3d(a), _as3d(b), _as3d(out))
+        gemv = DirectLaunch(gemv_n_splitk_kernel, grid, kw, guarded=7)
+
+        def run(a, b, out, scale_a=None, scale_b=None):
+            ws, cnt = _ZERO_KEPT.get(a.device, *sizes)
+            gemv(a, b, out, ws, cnt, scale_a, scale_b, *args)
+            return out
+        return run
