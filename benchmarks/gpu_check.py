@@ -38,6 +38,9 @@ def problems():
         yield GemmProblem(100, 200, 136, batch=2, dtype=dtype, layout="cr")
         yield GemmProblem(496, 1008, 256, batch=3, dtype=dtype, layout="cc")
         yield GemmProblem(2, 1000, 520, batch=3, dtype=dtype, layout="rc")
+        # x @ W decode steps in batches (gemm.gemv_n_splitk): ragged N and K, both layouts
+        for layout in ("rr", "cr"):
+            yield GemmProblem(1, 8190, 999, batch=2, dtype=dtype, layout=layout)
     yield GemmProblem(512, 512, 512, dtype="fp32", tf32=True)
     yield GemmProblem(256, 128, 512, dtype="fp32", tf32=True, layout="rc")
     yield GemmProblem(300, 200, 136, dtype="bf16", lda=160, ldb=256, ldc=208)
