@@ -215,3 +215,14 @@ def test_plan_fingerprint_sees_a_vendor_familys_host_plan(monkeypatch):
     base = plan_fingerprint()
     monkeypatch.setattr(cublas.CublasRepackSolver, "COPIES", "a Triton pad-and-copy kernel")
     assert plan_fingerprint() != base
+
+
+def test_shipped_db_is_of_todays_kernels():
+    """The shipped db serves only a machine whose source key is the one it was built under:
+    a change to the kernels or their plans (a family added) must come with a rebuild (README,
+    "db build"), under today's key, or the `db` and `hybrid` modes silently lose its winners."""
+    if not SHIPPED.is_file():
+        pytest.skip("no shipped system db")
+    keys = {r[0] for r in sqlite3.connect(f"file:{unpacked(SHIPPED)}?mode=ro", uri=True)
+            .execute("SELECT source_hash FROM envs")}
+    assert keys == {kernel_source_hash()}
