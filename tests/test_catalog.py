@@ -23,7 +23,8 @@ from tilepick.problem import GemmProblem
 PARITY = [GemmProblem(1, 4096, 4096), GemmProblem(1, 1, 1), GemmProblem(37, 1001, 999),
           GemmProblem(3000, 77, 5000), GemmProblem(255, 4097, 129, layout="rc"),
           GemmProblem(1, 28672, 8192, layout="rc"), GemmProblem(64, 256, 100, batch=3),
-          GemmProblem(8192, 8192, 8192)]
+          GemmProblem(8192, 8192, 8192),
+          GemmProblem(1, 8190, 999, batch=2, layout="cr")]   # x @ W decode: gemm.gemv_n_splitk
 
 
 @pytest.fixture(scope="module")
