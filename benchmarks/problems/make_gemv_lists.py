@@ -38,6 +38,19 @@ def served(files, dtype="bf16", family="gemm.gemv") -> list[GemmProblem]:
     return [p for p in out if p.dtype_token == dtype and solver.configs(p, hw)]
 
 
+def write_layout_lists(sets, layouts, family_tag: str) -> None:
+    """One problem list per (set name, dtype) and layout (a sweep takes one layout):
+    ``{name}_{layout}_{dtype}_{family_tag}.jsonl`` beside this script, for the sets
+    ``[(name, dtype, problems)]``; a layout without problems gets no file."""
+    for name, dtype, problems in sets:
+        for layout in layouts:
+            rows = [p for p in problems if p.layout == layout]
+            if rows:
+                path = HERE / f"{name}_{layout}_{dtype}_{family_tag}.jsonl"
+                write_problem_file(rows, path)
+                print(f"{path.name}: {len(rows)} problems")
+
+
 ROWS_PROBE_M = (2, 3, 4, 8, 16)
 
 

@@ -11,7 +11,8 @@ import functools
 import sys
 from pathlib import Path
 
-from make_gemv_lists import manifest_files, served as served_by   # on sys.path as a script's
+from make_gemv_lists import manifest_files, write_layout_lists   # on sys.path as a script's
+from make_gemv_lists import served as served_by
 
 from tilepick.bench.shapes import write_problem_file
 
@@ -32,16 +33,10 @@ def suite_probe():
 
 def main():
     write_problem_file(suite_probe(), HERE / "gemv_n_suite_rr_bf16.jsonl")
-    sets = [("train", served(sorted(manifest_files())))]
-    for name in ("validation", "validation_cr"):
-        sets.append(("validation", served(sorted((DATA / name).glob("*.parquet")))))
-    for name, problems in sets:
-        for layout in ("rr", "cr"):
-            rows = [p for p in problems if p.layout == layout]
-            if rows:
-                path = HERE / f"{name}_{layout}_bf16_gemv_n.jsonl"
-                write_problem_file(rows, path)
-                print(f"{path.name}: {len(rows)} problems")
+    validation = [p for name in ("validation", "validation_cr")
+                  for p in served(sorted((DATA / name).glob("*.parquet")))]
+    write_layout_lists([("train", "bf16", served(sorted(manifest_files()))),
+                        ("validation", "bf16", validation)], ("rr", "cr"), "gemv_n")
 
 
 if __name__ == "__main__":

@@ -10,9 +10,8 @@ list per set, dtype and layout (a sweep takes one layout).
 import functools
 from pathlib import Path
 
-from make_gemv_lists import manifest_files, served as served_by   # on sys.path as a script's
-
-from tilepick.bench.shapes import write_problem_file
+from make_gemv_lists import manifest_files, write_layout_lists   # on sys.path as a script's
+from make_gemv_lists import served as served_by
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
@@ -30,13 +29,7 @@ def main():
     for dtype in ("fp16", "fp8e4m3"):
         sets.append(("validation", dtype,
                      served(sorted((DATA / dtype / "h200/validation").glob("*.parquet")), dtype)))
-    for name, dtype, problems in sets:
-        for layout in ("rr", "rc"):
-            rows = [p for p in problems if p.layout == layout]
-            if rows:
-                path = HERE / f"{name}_{layout}_{dtype}_gemv_t_splitk.jsonl"
-                write_problem_file(rows, path)
-                print(f"{path.name}: {len(rows)} problems")
+    write_layout_lists(sets, ("rr", "rc"), "gemv_t_splitk")
 
 
 if __name__ == "__main__":
