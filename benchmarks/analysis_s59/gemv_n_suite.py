@@ -1,16 +1,16 @@
-"""gemm.gemv_n_splitk against cuBLAS on the LLM suite's `x @ W` decode steps (M = 1, rr), from a
-sweep of the family's whole space and cuBLAS with the best configs re-timed beside cuBLAS in
-interleaved rounds (CPU, seconds).
+"""gemm.gemv_n_splitk against cuBLAS in a sweep of the family with its best configs re-timed
+beside cuBLAS in interleaved rounds: per problem and in all (CPU, seconds).
 
 Why: the family is measured before any model ranks it; the re-timed medians say where it
-beats cuBLAS and by how much, and what a perfect pick between the two would give these rows.
+beats cuBLAS and by how much, and what a perfect pick between the two would give.
 
-    python benchmarks/analysis_s59/gemv_n_suite.py [SWEEP.parquet]
+    python benchmarks/analysis_s59/gemv_n_suite.py [SWEEP.parquet ...] [--quiet]
 
-Default: session 59's H100 sweep (benchmarks/results/gemv_n_s59_h100/).
+Default: session 59's H100 sweep of the LLM suite's eight x @ W decode weights
+(benchmarks/results/gemv_n_s59_h100/). --quiet prints the summary only (training sweeps).
 """
 
-import sys
+import argparse
 
 import numpy as np
 import pandas as pd
@@ -18,23 +18,37 @@ import pandas as pd
 DEFAULT = "benchmarks/results/gemv_n_s59_h100/gemvn_suite_h100.parquet"
 
 
-def main(path: str) -> None:
+def summarise(path: str, quiet: bool) -> None:
     df = pd.read_parquet(path)
-    print(f"{df.gpu_name.iloc[0]}, {df.date.iloc[0]}: re-timed medians")
+    print(f"{path}: {df.gpu_name.iloc[0]}, {df.date.iloc[0]}, re-timed medians")
     ratios = []
     for key, g in df[df.retimed].groupby("problem_key", sort=False):
-        cublas = g[g.family == "gemm.cublas"].time_ms.iloc[0]
-        best = g[g.family != "gemm.cublas"].sort_values("time_ms", kind="stable").iloc[0]
-        ratio = cublas / best.time_ms
-        ratios.append(ratio)
-        read = 2 * best.n * best.k / 1e9   # the weight's bytes (bf16), in GB
-        print(f"  {key:34s} cuBLAS {cublas * 1e3:7.1f} us ({read / cublas:.2f} TB/s), best "
-              f"{best.time_ms * 1e3:7.1f} us ({read / best.time_ms:.2f} TB/s): {ratio:.3f}x  "
-              f"{best.config_id}")
+        cublas = g[g.family == "gemm.cublas"].time_ms
+        family = g[g.family != "gemm.cublas"].sort_values("time_ms", kind="stable")
+        if cublas.empty or family.empty:
+            continue
+        best, cublas = family.iloc[0], cublas.iloc[0]
+        ratios.append(cublas / best.time_ms)
+        if not quiet:
+            read = best.n * best.k * np.dtype("float16").itemsize / 1e9   # 2-byte weights, GB
+            print(f"  {key:34s} cuBLAS {cublas * 1e3:7.1f} us ({read / cublas:.2f} TB/s), "
+                  f"best {best.time_ms * 1e3:7.1f} us ({read / best.time_ms:.2f} TB/s): "
+                  f"{ratios[-1]:.3f}x  {best.config_id}")
     r = np.array(ratios)
-    print(f"geomean {np.exp(np.log(r).mean()):.3f}x cuBLAS; faster on {(r > 1).sum()} of {len(r)};"
-          f" the better of the two on every row: {np.exp(np.log(np.maximum(r, 1)).mean()):.3f}x")
+    print(f"{len(r)} problems: geomean {np.exp(np.log(r).mean()):.3f}x cuBLAS (median "
+          f"{np.median(r):.3f}); faster on {(r > 1).sum()}, by more than 3% on "
+          f"{(r > 1.03).sum()}; the better of the two on every problem: "
+          f"{np.exp(np.log(np.maximum(r, 1)).mean()):.3f}x")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="*", default=[DEFAULT])
+    ap.add_argument("--quiet", action="store_true")
+    args = ap.parse_args()
+    for f in args.files:
+        summarise(f, args.quiet)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else DEFAULT)
+    main()
