@@ -1002,7 +1002,6 @@ class GemvTSplitKSolver(OneLaunchSplitK, GemvTSolver):
     family = "gemm.gemv_t_splitk"
 
 
-
 class GemvNSplitKSolver(OneLaunchSplitK, TritonGemmSolver):
     """The decode step of ``x @ W`` (``kernels.gemm_gemv_n``): M = 1, B row-major (layouts rr
     and cr), every dtype; fp32 products on CUDA cores, K split over the grid in one launch
