@@ -7,7 +7,8 @@ grown since), so `tilepick train --data FOLDER ...` would not rebuild them. ``--
 trains on more files with everything else the same (session 36: the re-timed pointer-kernel
 rows, each added file inside a folder the manifest already reads; others are refused, as they
 would change the recipe, not refresh it; ``--new-folder`` lets them in, for a deliberate
-extension of the recipe by a new dataset folder: session 46's `train_low_flop`). ``--label-times`` and ``--seed-ensemble`` vary that one
+extension of the recipe by a new dataset folder: session 46's `train_low_flop`; an added file
+must hold rows of the recipe's dtypes measured on its GPU, session 60). ``--label-times`` and ``--seed-ensemble`` vary that one
 option; ``--rounds`` and ``--param KEY=VALUE`` (a LightGBM parameter, repeatable) the booster's
 settings (session 45 re-checked them on today's data: OUT_DIR/cv_metrics.json has the out-of-fold
 figures, `benchmarks/paired_validation.py` the validation ones).
@@ -23,6 +24,8 @@ import dataclasses
 import json
 from pathlib import Path
 
+from tilepick.data.io import read_table
+from tilepick.hardware import arch_from_name
 from tilepick.model.artifacts import read_json
 from tilepick.model.dataset import LABEL_TIMES
 from tilepick.model.evaluate import recipe_options
@@ -40,6 +43,21 @@ def with_added(files: list[str], added: list[str], new_folders: bool = False) ->
         if f not in out:
             out.append(f)
     return out
+
+
+def check_added(added: list[str], dtypes: list[str], arch: str) -> None:
+    """Refuse an added file that holds no rows of the recipe's dtypes measured on its GPU.
+
+    Why: the loader keeps the rows of one GPU and the served or pooled dtypes, and it fails only
+    when no file at all has any. So an added file of another GPU dropped out silently. Session
+    60 retrained on session 59's H100 probe rows and got the old data back, with no warning."""
+    for f in added:
+        t = read_table(f).select(["dtype", "gpu_name"]).to_pandas()
+        pairs = {(str(d), arch_from_name(str(g)) or str(g))
+                 for d, g in zip(t["dtype"], t["gpu_name"].fillna(""))}
+        if not any(d in dtypes and a == arch for d, a in pairs):
+            raise SystemExit(f"{f}: no rows of {'/'.join(dtypes)} on {arch} "
+                             f"(it holds dtype/arch {sorted(pairs)[:6]})")
 
 
 def parse_params(specs: list[str]) -> dict:
@@ -84,6 +102,8 @@ def main():
     if args.param:
         opts = dataclasses.replace(opts, params={**opts.params, **parse_params(args.param)})
     files = with_added([d["path"] for d in manifest["data"]], args.add, args.new_folder)
+    check_added(args.add, [manifest["dtype"], *(manifest.get("pooled_dtypes") or [])],
+                manifest["arch"])
     train(files, manifest["dtype"], manifest["arch"], args.out, opts, log=print)
 
 

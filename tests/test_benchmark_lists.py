@@ -1,6 +1,7 @@
 """Scripts behind the committed GPU runs: the probe list that continues an earlier run
 (benchmarks/problems/make_lt_llm_list.py --next) and the retrain script's LightGBM overrides
-(benchmarks/retrain_manifest.py --param), whose outputs are quoted in BENCHMARKS.md."""
+(benchmarks/retrain_manifest.py --param, and its check of --add files), whose outputs are quoted
+in BENCHMARKS.md."""
 
 import gzip
 import importlib.util
@@ -70,3 +71,19 @@ def test_added_files_outside_the_recipe_folders_need_new_folder():
         retrain.with_added(files, ["d/train_low_flop/chunk-001.parquet"])
     assert retrain.with_added(files, ["d/train_low_flop/chunk-001.parquet"], True) == [
         files[0], "d/train_low_flop/chunk-001.parquet"]
+
+
+def test_an_added_file_of_another_gpu_or_dtype_is_refused(tmp_path):
+    from test_model import SHAPES, synthetic_rows
+
+    from tilepick.data import io
+
+    rows = synthetic_rows(SHAPES[:2], seed=1)
+    h200 = io.write_part(tmp_path / "h200", rows)
+    h100 = io.write_part(tmp_path / "h100", [{**r, "gpu_name": "NVIDIA H100 80GB HBM3"}
+                                             for r in rows])
+    retrain.check_added([str(h200)], ["bf16", "fp16"], "h200")
+    with pytest.raises(SystemExit, match=r"no rows of bf16/fp16 on h200 .*\('bf16', 'h100'\)"):
+        retrain.check_added([str(h200), str(h100)], ["bf16", "fp16"], "h200")
+    with pytest.raises(SystemExit, match="no rows of fp8e4m3 on h200"):
+        retrain.check_added([str(h200)], ["fp8e4m3"], "h200")
