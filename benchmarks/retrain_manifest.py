@@ -25,9 +25,8 @@ import json
 from pathlib import Path
 
 from tilepick.data.io import read_table
-from tilepick.hardware import arch_from_name
 from tilepick.model.artifacts import read_json
-from tilepick.model.dataset import LABEL_TIMES
+from tilepick.model.dataset import LABEL_TIMES, measured_pairs
 from tilepick.model.evaluate import recipe_options
 from tilepick.model.train import train
 
@@ -52,12 +51,10 @@ def check_added(added: list[str], dtypes: list[str], arch: str) -> None:
     when no file at all has any. So an added file of another GPU dropped out silently. Session
     60 retrained on session 59's H100 probe rows and got the old data back, with no warning."""
     for f in added:
-        t = read_table(f).select(["dtype", "gpu_name"]).to_pandas()
-        pairs = {(str(d), arch_from_name(str(g)) or str(g))
-                 for d, g in zip(t["dtype"], t["gpu_name"].fillna(""))}
+        pairs = measured_pairs(read_table(f).select(["dtype", "gpu_name"]).to_pandas())
         if not any(d in dtypes and a == arch for d, a in pairs):
             raise SystemExit(f"{f}: no rows of {'/'.join(dtypes)} on {arch} "
-                             f"(it holds dtype/arch {sorted(pairs)[:6]})")
+                             f"(it holds dtype/arch {pairs[:6]})")
 
 
 def parse_params(specs: list[str]) -> dict:

@@ -312,6 +312,13 @@ def drop_held_out(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return frame.loc[~on_held].reset_index(drop=True), dropped
 
 
+def measured_pairs(raw: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (dtype, arch) pairs that rows of ``raw`` were measured in, sorted (a GPU name no
+    profile knows stands for itself): what an error names when the wanted pair is missing."""
+    return sorted({(str(d), arch_from_name(str(g)) or str(g))
+                   for d, g in zip(raw["dtype"], raw["gpu_name"].fillna(""))})
+
+
 def load(paths, dtype: str = "bf16", arch: str = "h200", pool=(),
          within_pass: bool = False, label_times: str = "retimed",
          hold_out: bool = False) -> Dataset:
@@ -327,10 +334,9 @@ def load(paths, dtype: str = "bf16", arch: str = "h200", pool=(),
     frame = clean(raw, dtype=[dtype, *pool], arch=arch, within_pass=within_pass,
                   label_times=label_times)
     if not (frame["dtype"] == dtype).any():
-        found = sorted({(str(d), arch_from_name(str(g)) or str(g))
-                        for d, g in zip(raw["dtype"], raw["gpu_name"].fillna(""))})
         raise DataError(f"no valid {dtype} rows measured on {arch} in "
-                        f"{[str(p) for p in paths]} (found dtype/arch pairs: {found[:6]})")
+                        f"{[str(p) for p in paths]} (found dtype/arch pairs: "
+                        f"{measured_pairs(raw)[:6]})")
     frame = frame[~frame["family"].isin(NAMED_VENDOR_FAMILIES)].reset_index(drop=True)
     dropped = 0
     if hold_out:
