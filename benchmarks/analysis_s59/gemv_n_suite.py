@@ -15,6 +15,8 @@ import argparse
 import numpy as np
 import pandas as pd
 
+from tilepick.problem import GemmProblem
+
 DEFAULT = "benchmarks/results/gemv_n_s59_h100/gemvn_suite_h100.parquet"
 
 
@@ -30,7 +32,7 @@ def summarise(path: str, quiet: bool) -> None:
         best, cublas = family.iloc[0], cublas.iloc[0]
         ratios.append(cublas / best.time_ms)
         if not quiet:
-            read = best.n * best.k * np.dtype("float16").itemsize / 1e9   # 2-byte weights, GB
+            read = best.n * best.k * GemmProblem.from_key(key).dtype.itemsize / 1e9   # weight, GB
             print(f"  {key:34s} cuBLAS {cublas * 1e3:7.1f} us ({read / cublas:.2f} TB/s), "
                   f"best {best.time_ms * 1e3:7.1f} us ({read / best.time_ms:.2f} TB/s): "
                   f"{ratios[-1]:.3f}x  {best.config_id}")
