@@ -30,3 +30,10 @@ def test_the_default_profile_comes_without_importing_torch():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == [hardware.DEFAULT_ARCH, "False"]
+
+
+def test_arch_label_maps_known_gpus_and_keeps_unknown_names():
+    """Rows of an unknown GPU must stay apart from every known arch, not fall into the default."""
+    assert hardware.arch_label("NVIDIA H200") == "h200"
+    assert hardware.arch_label("NVIDIA H100 80GB HBM3") == "h100"
+    assert hardware.arch_label("NVIDIA A100-SXM4-80GB") == "NVIDIA A100-SXM4-80GB"

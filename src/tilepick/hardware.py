@@ -61,6 +61,12 @@ def arch_from_name(name: str) -> str | None:
     return None
 
 
+def arch_label(name: str) -> str:
+    """The arch a GPU name stands for, or the name itself where no profile knows it: how rows
+    of several machines are told apart (an unknown GPU stays distinct instead of matching)."""
+    return arch_from_name(name) or name
+
+
 def profile(arch: str) -> HardwareProfile:
     try:
         return PROFILES[arch]

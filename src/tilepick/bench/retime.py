@@ -45,7 +45,7 @@ from tilepick import solvers
 from tilepick.config import KernelConfig
 from tilepick.data import io
 from tilepick.data.schema import RETIME_PREFIX, STORED_NAMES
-from tilepick.hardware import DEFAULT_ARCH, arch_from_name
+from tilepick.hardware import DEFAULT_ARCH, arch_from_name, arch_label
 from tilepick.problem import GemmProblem
 
 CUBLAS_ID = cfg.VENDOR_FAMILIES[0]
@@ -192,13 +192,10 @@ def baseline_candidates(arch: str):
 
 def check_same_gpu(view: pd.DataFrame, gpu_name: str) -> None:
     """Refuse to re-time data measured on another kind of GPU: its rows would mix machines."""
-    def kind(name):
-        return arch_from_name(str(name)) or str(name)
-
-    theirs = sorted({kind(n) for n in view["gpu_name"].dropna().unique()})
-    if theirs and theirs != [kind(gpu_name)]:
+    theirs = sorted({arch_label(str(n)) for n in view["gpu_name"].dropna().unique()})
+    if theirs and theirs != [arch_label(str(gpu_name))]:
         raise ValueError(f"the data was measured on {theirs}; this machine is {gpu_name!r} "
-                         f"({kind(gpu_name)}): re-time it on the same kind of GPU")
+                         f"({arch_label(str(gpu_name))}): re-time it on the same kind of GPU")
 
 
 def _quantile(xs, q: float) -> float:

@@ -36,7 +36,7 @@ from tilepick.config import NAMED_VENDOR_FAMILIES
 from tilepick.data.io import part_files, read_frame
 from tilepick.data.schema import RETIME_PREFIX
 from tilepick.features import frame_matrix
-from tilepick.hardware import HardwareProfile, arch_from_name, profile
+from tilepick.hardware import HardwareProfile, arch_label, profile
 
 
 class DataError(ValueError):
@@ -110,7 +110,7 @@ def clean(frame: pd.DataFrame, dtype=None, arch: str | None = None,
         wanted = [dtype] if isinstance(dtype, str) else list(dtype)
         df = df[df["dtype"].isin(wanted)]
     if arch is not None and "gpu_name" in df:
-        archs = df["gpu_name"].fillna("").map(lambda s: arch_from_name(s) or s)
+        archs = df["gpu_name"].fillna("").map(arch_label)
         df = df[archs == arch]
     ok = df["valid"].fillna(False).astype(bool) & df["time_ms"].notna() & (df["time_ms"] > 0)
     if meaningful_only and "timing_meaningful" in df:
@@ -315,7 +315,7 @@ def drop_held_out(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 def measured_pairs(raw: pd.DataFrame) -> list[tuple[str, str]]:
     """The (dtype, arch) pairs that rows of ``raw`` were measured in, sorted (a GPU name no
     profile knows stands for itself): what an error names when the wanted pair is missing."""
-    return sorted({(str(d), arch_from_name(str(g)) or str(g))
+    return sorted({(str(d), arch_label(str(g)))
                    for d, g in zip(raw["dtype"], raw["gpu_name"].fillna(""))})
 
 
