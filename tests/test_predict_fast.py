@@ -102,3 +102,16 @@ def test_cublas_aligned_equals_the_padded_problem():
                     assert repack.cublas_aligned.__wrapped__(q) == want, q.key()
                     seen[want] += 1
     assert seen[True] and seen[False]
+
+
+def test_gate_raw_is_the_call_the_ranking_makes(pred):
+    """gate_raw > 0 exactly where the ranking puts cuBLAS first (the gate moves it to first
+    place or out of it; the analyses that print gate_raw read it as that call)."""
+    problems = [GemmProblem(m, n, k, layout=lay) for m, n, k in
+                [(1, 4096, 4096), (1, 57344, 8192), (16, 8192, 8192), (128, 4096, 4096),
+                 (4096, 4096, 4096), (1000, 1000, 1000)] for lay in pred.layouts]
+    for p in problems:
+        ranked = pred.rank(p, 2)
+        if len(ranked) < 2 or "gemm.cublas" not in [c for c, _, _ in pred.rank(p)]:
+            continue
+        assert (pred.gate_raw(p) > 0) == (ranked[0][0] == "gemm.cublas"), p.key()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 
-import numpy as np
 
 from tilepick.config import VENDOR_FAMILIES
 from tilepick.data.io import open_text
@@ -23,11 +22,9 @@ from tilepick.problem import GemmProblem
 def gate_score(pred: Predictor, problem: GemmProblem) -> float | None:
     """The gate's raw score (> 0: cuBLAS beats the first Triton candidate)."""
     table = pred._table(problem)
-    index = np.flatnonzero(table.valid_mask(problem))
-    vendor = pred._vendor_position(problem, table, index)
-    if vendor < 0 or pred.gate_column is None:
+    if pred._vendor_position(problem, table, table.valid_index(problem)) < 0:
         return None
-    return float(pred.ensemble.predict(table.features(problem, index)[[vendor]])[0, pred.gate_column])
+    return pred.gate_raw(problem)
 
 
 def main() -> None:

@@ -20,20 +20,11 @@ decode rows, whose weights training holds out), each model's raw gate score and 
 import argparse
 import json
 
-import numpy as np
 import pandas as pd
 
 from tilepick.model.dataset import clean, read_raw
 from tilepick.model.predictor import Predictor
 from tilepick.problem import GemmProblem
-
-
-def gate_raw(pred: Predictor, prob: GemmProblem) -> float:
-    """The gate's raw score for ``prob`` (problem-only columns: any candidate's row serves)."""
-    table = pred._table(prob)
-    index = np.flatnonzero(table.valid_mask(prob))
-    x = table.features(prob, index[:1])
-    return float(pred.ensemble.predict(x)[0, pred.gate_column])
 
 
 def main():
@@ -65,7 +56,7 @@ def main():
         m, n, k = (int(g.iloc[0][c]) for c in ("m", "n", "k"))
         ratios.append({"m": "1" if m == 1 else f"2-{args.max_m}", "n": n, "ratio": ratio})
         prob = GemmProblem(m=m, n=n, k=k, layout="rr")
-        scores = {d: gate_raw(p, prob) for d, p in preds.items()}
+        scores = {d: p.gate_raw(prob) for d, p in preds.items()}
         for d, s in scores.items():
             wrong[d] += (s > 0) != (ratio > 1)
         print(f"{key:32s} cuBLAS / best Triton {ratio:.3f}  gate "
@@ -77,7 +68,7 @@ def main():
     for row in args.rows:
         m, n, k = (int(v) for v in row.split("x"))
         prob = GemmProblem(m=m, n=n, k=k, layout="rr")
-        print(f"rr {row}: " + "; ".join(f"{d} gate {gate_raw(p, prob):+.2f}, first "
+        print(f"rr {row}: " + "; ".join(f"{d} gate {p.gate_raw(prob):+.2f}, first "
                                        f"{p.rank(prob, 1)[0][0]}" for d, p in preds.items()))
 
 

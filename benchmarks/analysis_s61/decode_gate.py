@@ -17,13 +17,6 @@ from dispatch_llm_suite import suite  # noqa: E402
 from tilepick.model import Predictor  # noqa: E402
 
 
-def gate_raw(predictor: Predictor, problem) -> float:
-    """The gate's raw score: problem-only features, so any candidate's row gives it."""
-    table = predictor._table(problem)
-    x = table.features(problem, table.valid_index(problem)[:1])
-    return float(predictor.ensemble.predict(x)[0, predictor.gate_column])
-
-
 def short(config_id: str) -> str:
     return config_id.removeprefix("gemm.")
 
@@ -35,7 +28,7 @@ def main(old: str, new: str):
         if p.m != 1 or p.layout != "rr":
             continue
         two = ", ".join(f"{short(c)} {t:.3f}" for c, t, _ in b.rank(p, 2))
-        print(f"{p.key():32} {gate_raw(a, p):8.3f} {gate_raw(b, p):8.3f}  {two}")
+        print(f"{p.key():32} {a.gate_raw(p):8.3f} {b.gate_raw(p):8.3f}  {two}")
 
 
 if __name__ == "__main__":

@@ -196,6 +196,21 @@ class Predictor:
             self._tables[problem.layout] = table
         return table
 
+    def gate_raw(self, problem: GemmProblem) -> float | None:
+        """The vendor gate's raw score on ``problem`` (> 0: cuBLAS first), None for a model
+        without a gate or a problem with no valid candidate.
+
+        For analyses of the gate's calls (the ranking applies it inside ``_rank_new``): its
+        columns are the problem's only, so any valid candidate's row gives it."""
+        if self.gate_column is None:
+            return None
+        table = self._table(problem)
+        index = table.valid_index(problem)
+        if not len(index):
+            return None
+        x = table.features(problem, index[:1])
+        return float(self.ensemble.predict(x)[0, self.gate_column])
+
     def _vendor_position(self, problem: GemmProblem, table, index: np.ndarray) -> int:
         """cuBLAS's position among the valid candidates ``index`` (-1: not a candidate)."""
         at = self._vendor_at.get(problem.layout)
