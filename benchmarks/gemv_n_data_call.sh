@@ -28,6 +28,7 @@ B=/tmp/campaign/result
 [ -f $B/gemvn_val_rr.parquet ] && cp $B/gemvn_val_rr.parquet $V/validation/chunk-016.parquet
 [ -f $B/gemvn_val_cr.parquet ] && cp $B/gemvn_val_cr.parquet $V/validation_cr/chunk-003.parquet
 passes=()
-[ "${RETIME_RR_S:-40}" -gt 0 ] && passes+=("v_rr:${RETIME_RR_S:-40}:$V/validation --problems $P/validation_rr_bf16_gemv_n.jsonl")
-[ "${RETIME_CR_S:-25}" -gt 0 ] && passes+=("v_cr:${RETIME_CR_S:-25}:$V/validation_cr --problems $P/validation_cr_bf16_gemv_n.jsonl")
+add_pass() { [ "$2" -gt 0 ] && passes+=("$1:$2:$3"); }
+add_pass v_rr "${RETIME_RR_S:-40}" "$V/validation --problems $P/validation_rr_bf16_gemv_n.jsonl"
+add_pass v_cr "${RETIME_CR_S:-25}" "$V/validation_cr --problems $P/validation_cr_bf16_gemv_n.jsonl"
 [ ${#passes[@]} -gt 0 ] && bash benchmarks/retime_validation.sh "${passes[@]}"

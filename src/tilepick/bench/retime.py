@@ -193,9 +193,10 @@ def baseline_candidates(arch: str):
 def check_same_gpu(view: pd.DataFrame, gpu_name: str) -> None:
     """Refuse to re-time data measured on another kind of GPU: its rows would mix machines."""
     theirs = sorted({arch_label(str(n)) for n in view["gpu_name"].dropna().unique()})
-    if theirs and theirs != [arch_label(str(gpu_name))]:
+    mine = arch_label(str(gpu_name))
+    if theirs and theirs != [mine]:
         raise ValueError(f"the data was measured on {theirs}; this machine is {gpu_name!r} "
-                         f"({arch_label(str(gpu_name))}): re-time it on the same kind of GPU")
+                         f"({mine}): re-time it on the same kind of GPU")
 
 
 def _quantile(xs, q: float) -> float:
