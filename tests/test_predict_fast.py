@@ -115,3 +115,5 @@ def test_gate_raw_is_the_call_the_ranking_makes(pred):
         if len(ranked) < 2 or "gemm.cublas" not in [c for c, _, _ in pred.rank(p)]:
             continue
         assert (pred.gate_raw(p) > 0) == (ranked[0][0] == "gemm.cublas"), p.key()
+    with pytest.raises(ValueError, match=r"ranks bf16 problems, not fp16 \(gemm.fp16.rr.m1.n4096"):
+        pred.gate_raw(GemmProblem(1, 4096, 4096, dtype="fp16"))

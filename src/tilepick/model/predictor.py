@@ -201,7 +201,9 @@ class Predictor:
         without a gate or a problem with no valid candidate.
 
         For analyses of the gate's calls (the ranking applies it inside ``_rank_new``): its
-        columns are the problem's only, so any valid candidate's row gives it."""
+        columns are the problem's only, so any valid candidate's row gives it. Refuses what
+        :meth:`rank` refuses."""
+        self.check(problem)
         if self.gate_column is None:
             return None
         table = self._table(problem)
