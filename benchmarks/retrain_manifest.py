@@ -8,15 +8,17 @@ trains on more files with everything else the same (session 36: the re-timed poi
 rows, each added file inside a folder the manifest already reads; others are refused, as they
 would change the recipe, not refresh it; ``--new-folder`` lets them in, for a deliberate
 extension of the recipe by a new dataset folder: session 46's `train_low_flop`; an added file
-must hold rows of the recipe's dtypes measured on its GPU, session 60). ``--label-times`` and ``--seed-ensemble`` vary that one
-option; ``--rounds`` and ``--param KEY=VALUE`` (a LightGBM parameter, repeatable) the booster's
-settings (session 45 re-checked them on today's data: OUT_DIR/cv_metrics.json has the out-of-fold
-figures, `benchmarks/paired_validation.py` the validation ones).
+must hold rows of the recipe's dtypes measured on its GPU, session 60). ``--label-times`` and
+``--seed-ensemble`` vary that one option; ``--rounds`` and ``--param KEY=VALUE`` (a LightGBM
+parameter, repeatable) the booster's settings (session 45 re-checked them on today's data:
+OUT_DIR/cv_metrics.json has the out-of-fold figures, `benchmarks/paired_validation.py` the
+validation ones); ``--gate-l2`` and ``--gate-splits`` the vendor gate's L2 and how many fold
+splits its labels average over (session 62: the labels at M = 1, BENCHMARKS.md).
 
     python benchmarks/retrain_manifest.py MODEL_DIR OUT_DIR [--no-hold-out] [--add F ...]
         [--new-folder]
         [--label-times retimed|aligned|screen] [--seed-ensemble N] [--rounds N]
-        [--param KEY=VALUE ...] [--gate-l2 X]
+        [--param KEY=VALUE ...] [--gate-l2 X] [--gate-splits N]
 """
 
 import argparse
@@ -71,7 +73,21 @@ def parse_params(specs: list[str]) -> dict:
     return out
 
 
-def main():
+def with_overrides(opts, args):
+    """The recipe's options with what the command line varies (an option left unset keeps the
+    recipe's value)."""
+    changes = {"hold_out": not args.no_hold_out}
+    for field, value in (("label_times", args.label_times), ("seed_ensemble", args.seed_ensemble),
+                         ("rounds", args.rounds), ("gate_lambda_l2", args.gate_l2),
+                         ("gate_splits", args.gate_splits)):
+        if value is not None:
+            changes[field] = value
+    if args.param:
+        changes["params"] = {**opts.params, **parse_params(args.param)}
+    return dataclasses.replace(opts, **changes)
+
+
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
     ap.add_argument("out")
@@ -83,21 +99,17 @@ def main():
     ap.add_argument("--seed-ensemble", type=int, default=None, help="runs in the ensemble")
     ap.add_argument("--rounds", type=int, default=None, help="boosting rounds")
     ap.add_argument("--gate-l2", type=float, default=None, help="the vendor gate's lambda_l2")
+    ap.add_argument("--gate-splits", type=int, default=None,
+                    help="fold splits the vendor gate's labels average over")
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="a LightGBM parameter (the value read as JSON where it parses)")
-    args = ap.parse_args()
+    return ap
+
+
+def main():
+    args = parser().parse_args()
     manifest = read_json(Path(args.model) / "manifest.json")
-    opts = dataclasses.replace(recipe_options(args.model), hold_out=not args.no_hold_out)
-    if args.label_times:
-        opts = dataclasses.replace(opts, label_times=args.label_times)
-    if args.seed_ensemble:
-        opts = dataclasses.replace(opts, seed_ensemble=args.seed_ensemble)
-    if args.rounds:
-        opts = dataclasses.replace(opts, rounds=args.rounds)
-    if args.gate_l2 is not None:
-        opts = dataclasses.replace(opts, gate_lambda_l2=args.gate_l2)
-    if args.param:
-        opts = dataclasses.replace(opts, params={**opts.params, **parse_params(args.param)})
+    opts = with_overrides(recipe_options(args.model), args)
     files = with_added([d["path"] for d in manifest["data"]], args.add, args.new_folder)
     check_added(args.add, [manifest["dtype"], *(manifest.get("pooled_dtypes") or [])],
                 manifest["arch"])

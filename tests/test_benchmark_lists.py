@@ -1,7 +1,7 @@
 """Scripts behind the committed GPU runs: the probe list that continues an earlier run
-(benchmarks/problems/make_lt_llm_list.py --next) and the retrain script's LightGBM overrides
-(benchmarks/retrain_manifest.py --param, and its check of --add files), whose outputs are quoted
-in BENCHMARKS.md."""
+(benchmarks/problems/make_lt_llm_list.py --next) and the retrain script's overrides
+(benchmarks/retrain_manifest.py's options and --param, and its check of --add files), whose
+outputs are quoted in BENCHMARKS.md."""
 
 import gzip
 import importlib.util
@@ -61,6 +61,20 @@ def test_params_are_read_as_json_where_they_parse():
         "learning_rate": 0.1, "objective": "rank_xendcg", "lambdarank_truncation_level": 40}
     with pytest.raises(SystemExit, match="KEY=VALUE"):
         retrain.parse_params(["learning_rate"])
+
+
+def test_the_command_line_varies_only_the_options_it_names():
+    from tilepick.model.train import TrainOptions
+    recipe = TrainOptions(rounds=700, gate_splits=1, params={"num_leaves": 63})
+    args = retrain.parser().parse_args(["M", "O", "--gate-splits", "3",
+                                        "--param", "learning_rate=0.1"])
+    opts = retrain.with_overrides(recipe, args)
+    assert opts.gate_splits == 3 and opts.rounds == 700 and opts.hold_out
+    assert opts.params == {"num_leaves": 63, "learning_rate": 0.1}
+    assert opts.gate_lambda_l2 == recipe.gate_lambda_l2 and opts.label_times == recipe.label_times
+    same = retrain.with_overrides(recipe, retrain.parser().parse_args(["M", "O", "--no-hold-out"]))
+    assert same == TrainOptions(rounds=700, gate_splits=1, params={"num_leaves": 63},
+                                hold_out=False)
 
 
 def test_added_files_outside_the_recipe_folders_need_new_folder():
