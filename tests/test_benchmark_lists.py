@@ -75,6 +75,11 @@ def test_the_command_line_varies_only_the_options_it_names():
     same = retrain.with_overrides(recipe, retrain.parser().parse_args(["M", "O", "--no-hold-out"]))
     assert same == TrainOptions(rounds=700, gate_splits=1, params={"num_leaves": 63},
                                 hold_out=False)
+    # an explicit 0 is refused by name, not taken as "unset" (the script once ignored it)
+    for flag, field in (("--rounds", "rounds"), ("--seed-ensemble", "seed_ensemble"),
+                        ("--gate-splits", "gate_splits")):
+        with pytest.raises(ValueError, match=f"{field} must be >= 1, got 0"):
+            retrain.with_overrides(recipe, retrain.parser().parse_args(["M", "O", flag, "0"]))
 
 
 def test_added_files_outside_the_recipe_folders_need_new_folder():

@@ -239,3 +239,13 @@ def test_predict_help_says_who_gets_an_uncertainty(runner):
     res = invoke(runner, "predict", "--m", 128, "--n", 4096, "--k", 4096, "--json")
     ranked = json.loads(res.stdout)["ranked"]
     assert ranked[0]["uncertainty"] is not None and ranked[-1]["uncertainty"] is None
+
+
+@pytest.mark.parametrize("flag", ["--rounds", "--seed-ensemble", "--gate-splits"])
+def test_train_refuses_a_zero_count_by_name(runner, tmp_path, flag):
+    # `--rounds 0` once fell back to the default number of rounds without a word
+    out = tmp_path / "model"
+    res = invoke(runner, "train", "--data", tmp_path / "none.parquet", "--out", out, flag, 0)
+    assert res.exit_code == 2, res.output
+    assert f"{flag[2:].replace('-', '_')} must be >= 1, got 0" in res.stderr
+    assert not out.exists()

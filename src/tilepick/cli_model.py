@@ -285,7 +285,8 @@ def register(app: typer.Typer) -> None:
             _fail(f"unknown objective {objective!r}: auto, {', '.join(OBJECTIVES)}")
         try:
             opts = TrainOptions(objective=objective, folds=folds, seed=seed,
-                                rounds=rounds or NUM_ROUNDS, warm_start=warm_start,
+                                rounds=NUM_ROUNDS if rounds is None else rounds,
+                                warm_start=warm_start,
                                 pool=tuple(pool), vendor_gate=vendor_gate,
                                 gate_splits=gate_splits, gate_pool=gate_pool,
                                 **({"gate_lambda_l2": gate_l2} if gate_l2 is not None else {}),

@@ -122,6 +122,8 @@ class TrainOptions:
         if self.gate_pool and self.gate_splits > 1:
             raise ValueError("gate_pool learns from one fold split's picks; it cannot average "
                              f"gate_splits={self.gate_splits}")
+        if self.rounds < 1:
+            raise ValueError(f"rounds must be >= 1, got {self.rounds}")
         if self.seed_ensemble < 1:
             raise ValueError(f"seed_ensemble must be >= 1, got {self.seed_ensemble}")
         if self.warm_start and self.seed_ensemble > 1:
