@@ -106,3 +106,43 @@ def test_an_added_file_of_another_gpu_or_dtype_is_refused(tmp_path):
         retrain.check_added([str(h200), str(h100)], ["bf16", "fp16"], "h200")
     with pytest.raises(SystemExit, match="no rows of fp8e4m3 on h200"):
         retrain.check_added([str(h200)], ["fp8e4m3"], "h200")
+
+
+suite_picks = _module("benchmarks/analysis_s54/suite_picks.py", "suite_picks")
+
+
+def test_the_changed_rows_become_one_shapes_argument_each_shape_once():
+    from tilepick.problem import GemmProblem
+
+    rows = [GemmProblem(1, 4096, 4096, dtype="bf16", layout="rr"),
+            GemmProblem(1, 4096, 4096, dtype="bf16", layout="rc"),
+            GemmProblem(16, 57344, 8192, dtype="bf16", layout="rc")]
+    assert suite_picks.shapes_arg(rows) == "1x4096x4096,16x57344x8192"
+    assert suite_picks.shapes_arg([]) == ""
+
+
+def test_a_model_against_itself_changes_no_pick(capsys):
+    model = str(ROOT / "models" / "gemm_bf16_h200")
+    problems = suite_picks.suite(["llama3-8b"])[:6]
+    assert suite_picks.changed_picks(model, model, problems) == []
+    suite_picks.main([model, model, "--shapes"])
+    assert capsys.readouterr().out == "\n"  # nothing to time: the device script skips the A/B
+
+
+def test_the_one_call_experiment_stops_on_any_gpu_but_an_h200(tmp_path):
+    """gemv_n_full_call.sh trains and times for the H200 models only: on the H100 the device
+    often lends in its place it must stop before measuring anything (exit 3)."""
+    import os
+    import subprocess
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3'\n")
+    (fake / "nvidia-smi").chmod(0o755)
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "OUT": str(out)}
+    run = subprocess.run(["bash", str(ROOT / "benchmarks" / "gemv_n_full_call.sh")], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 3 and "not an H200" in run.stdout
+    assert not any(out.iterdir())
