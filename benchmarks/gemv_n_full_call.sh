@@ -3,8 +3,11 @@
 # because H200s come rarely (session 62: none in 20 tries; session 61: one call of seven):
 #   1. the family's whole config space on the training problems (rr, then cr; session 61 swept
 #      32 sampled configs each, and the vendor gate's labels at M = 1 suffer from that);
-#   2. the shipped recipe retrained here with those rows added (16 LightGBM threads; the
-#      recipe's 2 take ~280 s on the CPU box);
+#   2. the shipped recipe retrained here with those rows added, with 16 LightGBM threads (the
+#      recipe's 2 take ~280 s on the CPU box; 16 took 205 s there on 2 cores). The thread count
+#      changes the trees (session 63), so the model that comes back, not a CPU rebuild with 2
+#      threads, is the one the A/B measured: ship that one, or rebuild with --param
+#      num_threads=16 (twice on the CPU box: the same bytes);
 #   3. the suite rows whose main-model pick the retrain changes (analysis_s54/suite_picks.py
 #      --shapes), timed in heuristic mode under both models beside torch.matmul, in the time
 #      left. The whole-suite A/B stays a later call's job (~330 s).
@@ -13,7 +16,8 @@
 #
 #   bash benchmarks/device_wheels.sh lightgbm       # on the CPU box, once: .whl/ gets lightgbm
 #   git sparse-checkout set --no-cone '/*' '!/benchmarks/results/' '!/data/gemm/fp8e4m3/'
-#   bash benchmarks/device_tree_size.sh .whl        # must stay under ~61 MiB
+#   mv work /tmp/work_aside                         # untracked model folders travel too
+#   bash benchmarks/device_tree_size.sh .whl        # must stay under ~61 MiB (55.0 in session 63)
 #   device run (nvidia-h200, carry [".whl"], timeout_s 600):
 #   pip install -q --no-deps --no-index .whl/*.whl && TILEPICK_COMMIT=<hash> bash benchmarks/gemv_n_full_call.sh
 #
