@@ -102,9 +102,6 @@ class Predictor:
         self.scale_column = int(meta["ensemble"]["scale_column"])
         gate = meta["ensemble"].get("gate_column")   # None: a model without a vendor gate
         self.gate_column = None if gate is None else int(gate)
-        # the gate makes no call where its raw score is within +-this of 0 (the ranker's
-        # order stands): models from before the option have none
-        self.gate_dead_zone = float(meta["ensemble"].get("gate_dead_zone", 0.0))
         self._catalog_set = frozenset(self.trained_configs or ())
         self._init_pool()
 
@@ -266,7 +263,7 @@ class Predictor:
             np.minimum(self.cal_stage1(s1[rest] - s1[by_s1[0]]), rel[n_top - 1],
                        out=rel[n_top:])
             order = np.concatenate((order, rest))
-        if vendor >= 0 and n > 1 and abs(ens[0, self.gate_column]) >= self.gate_dead_zone:
+        if vendor >= 0 and n > 1:
             at = int((order == vendor).nonzero()[0][0])
             if ens[0, self.gate_column] > 0 and at > 0:   # cuBLAS first: at least as fast
                 order = np.concatenate((order[at:at + 1], order[:at], order[at + 1:]))
