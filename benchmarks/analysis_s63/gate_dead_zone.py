@@ -9,6 +9,10 @@ re-trained on its own folds, gates fitted out of fold with several seeds (the se
 fits as the thread count did), and the gated rankings scored at each tau, overall and at M = 1.
 
     python benchmarks/analysis_s63/gate_dead_zone.py [--model work/s61/m61] [--seeds 3]
+
+Outcome (BENCHMARKS.md, "Session 63"): out of fold tau 0.5 read +0.01 to +0.04 points over
+three gate seeds, but on the validation sets it lost (rr -0.12 +- 0.06, cr -0.06 +- 0.04;
+the Predictor's support for it is commit d248af5, reverted), so no model has one.
 """
 
 import argparse
