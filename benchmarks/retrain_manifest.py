@@ -12,13 +12,14 @@ must hold rows of the recipe's dtypes measured on its GPU, session 60). ``--labe
 ``--seed-ensemble`` vary that one option; ``--rounds`` and ``--param KEY=VALUE`` (a LightGBM
 parameter, repeatable) the booster's settings (session 45 re-checked them on today's data:
 OUT_DIR/cv_metrics.json has the out-of-fold figures, `benchmarks/paired_validation.py` the
-validation ones); ``--gate-l2`` and ``--gate-splits`` the vendor gate's L2 and how many fold
-splits its labels average over (session 62: the labels at M = 1, BENCHMARKS.md).
+validation ones); ``--gate-l2``, ``--gate-splits`` and ``--gate-seeds`` the vendor gate's L2,
+how many fold splits its labels average over (session 62: the labels at M = 1, BENCHMARKS.md)
+and how many seeds' fits it averages (session 63).
 
     python benchmarks/retrain_manifest.py MODEL_DIR OUT_DIR [--no-hold-out] [--add F ...]
         [--new-folder]
         [--label-times retimed|aligned|screen] [--seed-ensemble N] [--rounds N]
-        [--param KEY=VALUE ...] [--gate-l2 X] [--gate-splits N]
+        [--param KEY=VALUE ...] [--gate-l2 X] [--gate-splits N] [--gate-seeds N]
 """
 
 import argparse
@@ -79,7 +80,7 @@ def with_overrides(opts, args):
     changes = {"hold_out": not args.no_hold_out}
     for field, value in (("label_times", args.label_times), ("seed_ensemble", args.seed_ensemble),
                          ("rounds", args.rounds), ("gate_lambda_l2", args.gate_l2),
-                         ("gate_splits", args.gate_splits)):
+                         ("gate_splits", args.gate_splits), ("gate_seeds", args.gate_seeds)):
         if value is not None:
             changes[field] = value
     if args.param:
@@ -101,6 +102,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--gate-l2", type=float, default=None, help="the vendor gate's lambda_l2")
     ap.add_argument("--gate-splits", type=int, default=None,
                     help="fold splits the vendor gate's labels average over")
+    ap.add_argument("--gate-seeds", type=int, default=None,
+                    help="the vendor gate: the mean of this many fits (seeds seed, seed+1, ...)")
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="a LightGBM parameter (the value read as JSON where it parses)")
     return ap

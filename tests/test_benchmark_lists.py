@@ -66,10 +66,11 @@ def test_params_are_read_as_json_where_they_parse():
 def test_the_command_line_varies_only_the_options_it_names():
     from tilepick.model.train import TrainOptions
     recipe = TrainOptions(rounds=700, gate_splits=1, params={"num_leaves": 63})
-    args = retrain.parser().parse_args(["M", "O", "--gate-splits", "3",
+    args = retrain.parser().parse_args(["M", "O", "--gate-splits", "3", "--gate-seeds", "2",
                                         "--param", "learning_rate=0.1"])
     opts = retrain.with_overrides(recipe, args)
-    assert opts.gate_splits == 3 and opts.rounds == 700 and opts.hold_out
+    assert opts.gate_splits == 3 and opts.gate_seeds == 2
+    assert opts.rounds == 700 and opts.hold_out
     assert opts.params == {"num_leaves": 63, "learning_rate": 0.1}
     assert opts.gate_lambda_l2 == recipe.gate_lambda_l2 and opts.label_times == recipe.label_times
     same = retrain.with_overrides(recipe, retrain.parser().parse_args(["M", "O", "--no-hold-out"]))
@@ -77,7 +78,7 @@ def test_the_command_line_varies_only_the_options_it_names():
                                 hold_out=False)
     # an explicit 0 is refused by name, not taken as "unset" (the script once ignored it)
     for flag, field in (("--rounds", "rounds"), ("--seed-ensemble", "seed_ensemble"),
-                        ("--gate-splits", "gate_splits")):
+                        ("--gate-splits", "gate_splits"), ("--gate-seeds", "gate_seeds")):
         with pytest.raises(ValueError, match=f"{field} must be >= 1, got 0"):
             retrain.with_overrides(recipe, retrain.parser().parse_args(["M", "O", flag, "0"]))
 

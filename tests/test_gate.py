@@ -201,6 +201,35 @@ def test_gate_splits_are_part_of_the_recipe(tmp_path):
         TrainOptions(gate_splits=0)
 
 
+def test_a_gate_of_several_seeds_is_their_mean_and_part_of_the_recipe(tmp_path):
+    from tilepick.data import io
+    from tilepick.model.evaluate import recipe_options
+
+    rng = np.random.default_rng(3)
+    x = gate.problem_matrix(rng.normal(size=(60, len(FEATURE_INDEX))))
+    y = rng.normal(scale=0.2, size=60)
+    one = [gate.fit(x, y, seed=s).predict(x, raw_score=True) for s in (4, 5, 6)]
+    three = gate.fit(x, y, seed=4, seeds=3).predict(x, raw_score=True)
+    assert np.allclose(three, np.mean(one, axis=0), atol=1e-9)
+    assert np.array_equal(gate.fit(x, y, seed=4, seeds=1).predict(x, raw_score=True), one[0])
+    with pytest.raises(ValueError, match="seeds must be >= 1"):
+        gate.fit(x, y, seeds=0)
+    io.write_part(tmp_path / "d", synthetic_rows(SHAPES[:18], seed=5))
+    out = tmp_path / "gemm_bf16_h200"
+    cvm = train([tmp_path / "d"], "bf16", "h200", out,
+                TrainOptions(folds=3, objective="lambdarank", vendor_gate="on", gate_seeds=2))
+    assert cvm["vendor_gate"]["seeds"] == 2 and cvm["vendor_gate"]["shipped"]
+    assert recipe_options(out).gate_seeds == 2
+    assert Predictor(out).rank(GemmProblem(300, 5000, 2000))
+    # a manifest from before the option reads as one fit
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["parameters"]["gate_seeds"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert recipe_options(out).gate_seeds == 1
+    with pytest.raises(ValueError, match="gate_seeds"):
+        TrainOptions(gate_seeds=0)
+
+
 def test_a_pooled_gate_learns_from_every_dtype_and_is_scored_on_the_served_one(tmp_path):
     from tilepick.data import io
     from tilepick.model.evaluate import recipe_options

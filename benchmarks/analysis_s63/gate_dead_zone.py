@@ -31,30 +31,48 @@ def dead_zone(raw: np.ndarray, tau: float) -> np.ndarray:
     return np.where(np.abs(raw) < tau, np.nan, raw)
 
 
+class OutOfFold:
+    """A recipe's ranker out of fold, its folds, and how a gated ranking of it scores
+    (mean, P10, mean at M = 1): what the session-63 gate experiments share."""
+
+    def __init__(self, model: str):
+        self.params = gate_params(recipe_options(model))
+        self.res, self.masks = recipe_gate_inputs(model)
+        sc = self.sc = self.res.scored
+        self.m1 = sc.frame["m"].to_numpy()[sc.starts] == 1
+        self.x = gate.problem_matrix(sc.x[sc.starts])
+        print(f"{sc.n_problems} problems, {int(self.m1.sum())} at M = 1")
+        r = self.score(self.res.keys)
+        print(f"{'ranker alone':22} mean {r[0]:.4f} p10 {r[1]:.4f} M=1 {r[2]:.4f}")
+
+    def score(self, keys) -> tuple[float, float, float]:
+        t = metrics.per_problem(self.sc.problem_index, self.sc.tflops, keys)["efficiency"]
+        t = t.to_numpy()
+        return t.mean(), np.percentile(t, 10), t[self.m1].mean()
+
+    def raw(self, seed: int) -> np.ndarray:
+        """The recipe's gate out of fold, fitted with this seed."""
+        sc = self.sc
+        return gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, self.res.keys,
+                                self.x, self.masks, seed, params=self.params)[0]
+
+    def gated(self, raw) -> tuple[float, float, float]:
+        return self.score(gate.apply(self.sc.problem_index, self.sc.config_ids, self.res.keys,
+                                     raw))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="work/s61/m61")
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
-    opts = recipe_options(args.model)
-    res, masks = recipe_gate_inputs(args.model)
-    sc = res.scored
-    m1 = sc.frame["m"].to_numpy()[sc.starts] == 1
-    x = gate.problem_matrix(sc.x[sc.starts])
-
-    def score(keys):
-        t = metrics.per_problem(sc.problem_index, sc.tflops, keys)["efficiency"].to_numpy()
-        return t.mean(), np.percentile(t, 10), t[m1].mean()
-
-    print(f"{sc.n_problems} problems, {int(m1.sum())} at M = 1")
-    r = score(res.keys)
-    print(f"{'ranker alone':22} mean {r[0]:.4f} p10 {r[1]:.4f} M=1 {r[2]:.4f}")
+    oof = OutOfFold(args.model)
+    m1 = oof.m1
     for seed in range(args.seeds):
-        raw, _, _ = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys, x,
-                                     masks, seed, params=gate_params(opts))
+        raw = oof.raw(seed)
         for tau in TAUS:
             dz = dead_zone(raw, tau)
-            s = score(gate.apply(sc.problem_index, sc.config_ids, res.keys, dz))
+            s = oof.gated(dz)
             called = np.isfinite(dz)
             print(f"seed {seed} tau {tau:4.2f}        mean {s[0]:.4f} p10 {s[1]:.4f} "
                   f"M=1 {s[2]:.4f}  calls {int(called.sum())} (M=1 {int(called[m1].sum())})",

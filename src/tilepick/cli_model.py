@@ -254,6 +254,9 @@ def register(app: typer.Typer) -> None:
               gate_splits: int = typer.Option(
                   1, "--gate-splits", help="the vendor gate's labels: the ranker's "
                   "out-of-fold outcome averaged over this many fold splits (seed, seed+1, ...)"),
+              gate_seeds: int = typer.Option(
+                  1, "--gate-seeds", help="the vendor gate: the mean of this many fits, seeds "
+                  "seed, seed+1, ... (one booster)"),
               gate_pool: bool = typer.Option(
                   False, "--gate-pool", help="the vendor gate also learns from the pooled "
                   "dtypes' problems (their out-of-fold picks; the dtype is one of its features)"),
@@ -288,7 +291,8 @@ def register(app: typer.Typer) -> None:
                                 rounds=NUM_ROUNDS if rounds is None else rounds,
                                 warm_start=warm_start,
                                 pool=tuple(pool), vendor_gate=vendor_gate,
-                                gate_splits=gate_splits, gate_pool=gate_pool,
+                                gate_splits=gate_splits, gate_seeds=gate_seeds,
+                                gate_pool=gate_pool,
                                 **({"gate_lambda_l2": gate_l2} if gate_l2 is not None else {}),
                                 seed_ensemble=seed_ensemble,
                                 fold_grouping=fold_grouping, label_times=label_times,

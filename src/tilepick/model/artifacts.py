@@ -198,6 +198,7 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
                        "vendor_gate": opts.vendor_gate, "gate_splits": opts.gate_splits,
                        "gate_pool": opts.gate_pool,
                        "gate_lambda_l2": opts.gate_lambda_l2,
+                       "gate_seeds": opts.gate_seeds,
                        "seed_ensemble": opts.seed_ensemble,
                        "folds": opts.folds,
                        "fold_grouping": opts.fold_grouping,

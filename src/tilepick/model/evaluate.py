@@ -91,6 +91,7 @@ def recipe_options(model_dir) -> TrainOptions:
                         fold_grouping=params.get("fold_grouping", "shape"),
                         label_times=params.get("label_times", "retimed"),
                         gate_splits=int(params.get("gate_splits", 1)),
+                        gate_seeds=int(params.get("gate_seeds", 1)),
                         gate_pool=bool(params.get("gate_pool", False)),
                         # manifests from before the option: the gate's L2 was GATE_PARAMS'
                         gate_lambda_l2=float(params.get("gate_lambda_l2",

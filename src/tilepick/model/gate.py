@@ -74,18 +74,28 @@ def problem_matrix(x_first_rows: np.ndarray) -> np.ndarray:
 
 
 def fit(x: np.ndarray, log_ratio: np.ndarray, seed: int = 0, params: dict | None = None,
-        rounds: int = GATE_ROUNDS):
+        rounds: int = GATE_ROUNDS, seeds: int = 1):
     """The gate on problem rows ``x`` (:func:`problem_matrix`) and their outcomes
-    (``params`` override :data:`GATE_PARAMS`, for comparisons)."""
+    (``params`` override :data:`GATE_PARAMS`, for comparisons); with ``seeds`` > 1 the mean
+    of that many fits, seeds seed, seed + 1, ... (:func:`.booster.average`: one booster whose
+    raw score is their mean raw score; ``TrainOptions.gate_seeds`` says why)."""
     import lightgbm as lgb
 
-    data = lgb.Dataset(x, label=(log_ratio > 0).astype(float),
-                       weight=np.abs(log_ratio) + WEIGHT_FLOOR,
-                       feature_name=[f.name for f in FEATURES],
-                       categorical_feature=SCALE_CATEGORICAL,
-                       params={"verbose": -1, "min_data_in_bin": 1})
-    return lgb.train(dict(GATE_PARAMS, seed=seed, **(params or {})), data,
-                     num_boost_round=rounds)
+    from tilepick.model.booster import average
+
+    if seeds < 1:
+        raise ValueError(f"seeds must be >= 1, got {seeds}")
+    def one(s: int):
+        # a Dataset per fit: its binning takes the seed's data_random_seed
+        data = lgb.Dataset(x, label=(log_ratio > 0).astype(float),
+                           weight=np.abs(log_ratio) + WEIGHT_FLOOR,
+                           feature_name=[f.name for f in FEATURES],
+                           categorical_feature=SCALE_CATEGORICAL,
+                           params={"verbose": -1, "min_data_in_bin": 1})
+        return lgb.train(dict(GATE_PARAMS, seed=s, **(params or {})), data,
+                         num_boost_round=rounds)
+
+    return average([one(seed + i) for i in range(seeds)])
 
 
 def apply(problem_index: np.ndarray, config_ids: np.ndarray, keys: np.ndarray,

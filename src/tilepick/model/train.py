@@ -87,6 +87,11 @@ class TrainOptions:
     # problems there (rr 1 x 8192 x 9216: -0.17 in session 55's w2p retrain, cuBLAS 5% ahead);
     # 0.01 fits them with the same out-of-fold figures (BENCHMARKS, "Sessions 55-56")
     gate_lambda_l2: float = gate.GATE_PARAMS["lambda_l2"]
+    # the vendor gate is the mean of this many fits, seeds seed, seed + 1, ... (gate.fit):
+    # one fit's feature sampling moved its out-of-fold mean at M = 1 over 95.83-96.18 across
+    # seeds, and its calls on the suite's decode rows by up to 0.84 between retrains that
+    # differ in float noise (BENCHMARKS, "Session 63")
+    gate_seeds: int = 1
     # the ranker is the mean of this many LightGBM runs, seeds seed, seed + 1, ... of the
     # parameters (booster.average): LightGBM's own seed (bagging, feature fraction) moved the
     # rr validation mean by 0.35 point on the same data (BENCHMARKS, "Session 18")
@@ -119,6 +124,8 @@ class TrainOptions:
             raise ValueError(f"gate_lambda_l2 must be >= 0, got {self.gate_lambda_l2}")
         if self.gate_splits < 1:
             raise ValueError(f"gate_splits must be >= 1, got {self.gate_splits}")
+        if self.gate_seeds < 1:
+            raise ValueError(f"gate_seeds must be >= 1, got {self.gate_seeds}")
         if self.gate_pool and self.gate_splits > 1:
             raise ValueError("gate_pool learns from one fold split's picks; it cannot average "
                              f"gate_splits={self.gate_splits}")
@@ -266,7 +273,7 @@ def extra_split_keys(ds: Dataset, obj: Objective, opts: TrainOptions) -> list[np
 
 def gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], served: np.ndarray,
                      seed: int, extra_keys: list[np.ndarray] = (),
-                     gate_params: dict | None = None) -> GateResult:
+                     gate_params: dict | None = None, gate_seeds: int = 1) -> GateResult:
     """Gates fitted on the other folds' problems, called on each fold's problems; with
     ``extra_keys`` (:func:`extra_split_keys`) their labels average those splits' outcomes
     too. The gated ranking and the ceiling are of ``res``'s own split."""
@@ -274,14 +281,16 @@ def gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], served: np.ndar
     masks = [(f.train[served], f.test[served]) for f in folds]
     x = gate.problem_matrix(sc.x[sc.starts])
     raw, y, has = gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, res.keys, x,
-                                   masks, seed, extra_keys=extra_keys, params=gate_params)
+                                   masks, seed, extra_keys=extra_keys, params=gate_params,
+                                   seeds=gate_seeds)
     # the ceiling is of this split's own outcomes: the labels are those unless averaged
     own = None if len(extra_keys) else (y, has)
     return _gated(res, raw, y, has, own, (x, y, has))
 
 
 def pooled_gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
-                            seed: int, gate_params: dict | None = None) -> GateResult:
+                            seed: int, gate_params: dict | None = None,
+                            gate_seeds: int = 1) -> GateResult:
     """As :func:`gate_out_of_fold`, but each fold's gate is fitted on the other folds'
     problems of every dtype of ``ds`` (``res.pooled_keys``: the pooled problems' out-of-fold
     picks) and called on the fold's served problems; the gate to ship is fitted on every
@@ -293,7 +302,7 @@ def pooled_gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], ds: Data
     masks = [(f.train, f.test & ds.served) for f in folds]
     raw_all, y_all, has_all = gate.out_of_fold(ds.problem_index, ds.config_ids, ds.tflops,
                                                res.pooled_keys, x, masks, seed,
-                                               params=gate_params)
+                                               params=gate_params, seeds=gate_seeds)
     y, has = y_all[ds.served], has_all[ds.served]
     return _gated(res, raw_all[ds.served], y, has, (y, has), (x, y_all, has_all))
 
@@ -313,9 +322,11 @@ def recipe_gate_out_of_fold(res: ObjectiveResult, folds: list[cv.Fold], ds: Data
     pooled where the ranker scored the pool (``gate_pool``), else on the served problems with
     ``gate_splits``' further draws."""
     if res.pooled_keys is not None:
-        return pooled_gate_out_of_fold(res, folds, ds, opts.seed, gate_params(opts))
+        return pooled_gate_out_of_fold(res, folds, ds, opts.seed, gate_params(opts),
+                                       opts.gate_seeds)
     return gate_out_of_fold(res, folds, ds.served, opts.seed,
-                            extra_split_keys(ds, OBJECTIVES[res.name], opts), gate_params(opts))
+                            extra_split_keys(ds, OBJECTIVES[res.name], opts), gate_params(opts),
+                            opts.gate_seeds)
 
 
 def gate_params(opts: TrainOptions) -> dict:
@@ -332,6 +343,7 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
               "params": dict(gate.GATE_PARAMS, seed=opts.seed, **gate_params(opts)),
               "rounds": gate.GATE_ROUNDS,
               "label_splits": opts.gate_splits,
+              "seeds": opts.gate_seeds,
               "label": ("log(cuBLAS / the ranker's first Triton pick), out of fold, averaged "
                         f"over {opts.gate_splits} fold split(s)")}
     if opts.vendor_gate == "off":
@@ -352,7 +364,8 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
         return None, report
     report["shipped"] = True
     x, y, has = g.fit_on
-    return gate.fit(x[has], y[has], opts.seed, params=gate_params(opts)), report
+    return gate.fit(x[has], y[has], opts.seed, params=gate_params(opts),
+                    seeds=opts.gate_seeds), report
 
 
 def _ceiling(res: ObjectiveResult, outcomes: tuple | None = None) -> dict:
