@@ -187,14 +187,21 @@ def test_labels_average_the_outcomes_of_several_splits():
         gate.out_of_fold(pi, ids, tf, keys, x, folds, extra_keys=[other[:-2]])
 
 
-def test_gate_splits_are_part_of_the_recipe(tmp_path):
+def _gated_recipe(tmp_path, **options):
+    """A small model trained with its vendor gate on and ``options``: (cv_metrics, dir)."""
     from tilepick.data import io
-    from tilepick.model.evaluate import recipe_options
 
     io.write_part(tmp_path / "d", synthetic_rows(SHAPES[:18], seed=5))
     out = tmp_path / "gemm_bf16_h200"
-    cvm = train([tmp_path / "d"], "bf16", "h200", out,
-                TrainOptions(folds=3, objective="lambdarank", vendor_gate="on", gate_splits=2))
+    return train([tmp_path / "d"], "bf16", "h200", out,
+                 TrainOptions(folds=3, objective="lambdarank", vendor_gate="on",
+                              **options)), out
+
+
+def test_gate_splits_are_part_of_the_recipe(tmp_path):
+    from tilepick.model.evaluate import recipe_options
+
+    cvm, out = _gated_recipe(tmp_path, gate_splits=2)
     assert cvm["vendor_gate"]["label_splits"] == 2 and cvm["vendor_gate"]["shipped"]
     assert recipe_options(out).gate_splits == 2
     with pytest.raises(ValueError, match="gate_splits"):
@@ -202,7 +209,6 @@ def test_gate_splits_are_part_of_the_recipe(tmp_path):
 
 
 def test_a_gate_of_several_seeds_is_their_mean_and_part_of_the_recipe(tmp_path):
-    from tilepick.data import io
     from tilepick.model.evaluate import recipe_options
 
     rng = np.random.default_rng(3)
@@ -214,10 +220,7 @@ def test_a_gate_of_several_seeds_is_their_mean_and_part_of_the_recipe(tmp_path):
     assert np.array_equal(gate.fit(x, y, seed=4, seeds=1).predict(x, raw_score=True), one[0])
     with pytest.raises(ValueError, match="seeds must be >= 1"):
         gate.fit(x, y, seeds=0)
-    io.write_part(tmp_path / "d", synthetic_rows(SHAPES[:18], seed=5))
-    out = tmp_path / "gemm_bf16_h200"
-    cvm = train([tmp_path / "d"], "bf16", "h200", out,
-                TrainOptions(folds=3, objective="lambdarank", vendor_gate="on", gate_seeds=2))
+    cvm, out = _gated_recipe(tmp_path, gate_seeds=2)
     assert cvm["vendor_gate"]["seeds"] == 2 and cvm["vendor_gate"]["shipped"]
     assert recipe_options(out).gate_seeds == 2
     assert Predictor(out).rank(GemmProblem(300, 5000, 2000))
