@@ -16,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dispatch_llm_suite import suite  # noqa: E402
 
+from tilepick.config import KernelConfig  # noqa: E402
 from tilepick.model import Predictor  # noqa: E402
 
 
@@ -25,7 +26,7 @@ def short(config_id: str) -> str:
 
 def family(config_id: str) -> str:
     """``gemm.gemv_n_splitk.m1n512k32...`` -> ``gemv_n_splitk``; ``gemm.cublas`` -> ``cublas``."""
-    return short(config_id).split(".")[0]
+    return short(KernelConfig.from_id(config_id).family)
 
 
 def decode_rows():

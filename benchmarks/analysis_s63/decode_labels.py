@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gate_dead_zone import OutOfFold  # noqa: E402
@@ -35,7 +34,7 @@ def main():
     y_oof, has = gate.problem_outcomes(pi, ids, tf, oof.res.keys)
     y_best, _ = gate.problem_outcomes(pi, ids, tf, tf)   # a ranker that knew the times
     first = sc.frame.iloc[sc.starts]
-    family = pd.Series(ids).str.startswith("gemm.gemv_n_splitk").groupby(pi).sum().to_numpy()
+    family = (sc.frame["family"] == "gemm.gemv_n_splitk").groupby(pi).sum().to_numpy()
     sel = has & (first["m"].to_numpy() == 1) & (first["layout"].to_numpy() == "rr")
     nk = (first["n"].to_numpy() * first["k"].to_numpy()).astype(float)
     bins = [(0, 2 ** 22, "N x K < 4M"), (2 ** 22, 2 ** 25, "4M-32M"), (2 ** 25, np.inf, ">= 32M")]
