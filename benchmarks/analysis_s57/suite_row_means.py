@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from analysis_s53.entry_rows_runs import RUNS as RUNS_51_53  # noqa: E402
 from analysis_s53.entry_rows_runs import heuristic_by_problem  # noqa: E402
 
+from tilepick.config import KernelConfig  # noqa: E402
 from tilepick.problem import GemmProblem  # noqa: E402
 
 RUNS = RUNS_51_53 + ["benchmarks/results/dispatch_llm_suite_s54_ab_wide3_6b43aef.jsonl.gz"]
@@ -35,7 +36,7 @@ def main() -> None:
     ap.add_argument("--by-m", action="store_true")
     args = ap.parse_args()
     rows = sorted((float(np.mean([s for s, _ in v])), p, len(v),
-                   sorted({c.split(".")[1] for _, c in v}))
+                   sorted({KernelConfig.from_id(c).family.split(".", 1)[1] for _, c in v}))
                   for p, v in heuristic_by_problem(args.files).items())
     means = np.array([m for m, *_ in rows])
     print(f"{len(rows)} rows, {len(args.files)} runs: geomean of the row means "

@@ -173,8 +173,8 @@ def run(op: Op = typer.Option(Op.gemm, "--op"), m: int = M_OPT, n: int = N_OPT, 
 @app.command()
 def demo(m: int = M_OPT, n: int = N_OPT, k: int = K_OPT, dtype: str = DTYPE_OPT,
          layout: str = LAYOUT_OPT):
-    """The main job for now: list the configs of a default problem; on a GPU, run and time
-    each family's default config and cuBLAS, each checked against float64."""
+    """A first look at a problem: list its configs; on a GPU, run and time each family's
+    default config and cuBLAS, each checked against float64."""
     from rich.console import Console
     from rich.table import Table
 
