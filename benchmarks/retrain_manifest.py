@@ -80,7 +80,8 @@ def with_overrides(opts, args):
     changes = {"hold_out": not args.no_hold_out}
     for field, value in (("label_times", args.label_times), ("seed_ensemble", args.seed_ensemble),
                          ("rounds", args.rounds), ("gate_lambda_l2", args.gate_l2),
-                         ("gate_splits", args.gate_splits), ("gate_seeds", args.gate_seeds)):
+                         ("gate_splits", args.gate_splits), ("gate_seeds", args.gate_seeds),
+                         ("gate_label_top", args.gate_label_top)):
         if value is not None:
             changes[field] = value
     if args.param:
@@ -104,6 +105,9 @@ def parser() -> argparse.ArgumentParser:
                     help="fold splits the vendor gate's labels average over")
     ap.add_argument("--gate-seeds", type=int, default=None,
                     help="the vendor gate: the mean of this many fits (seeds seed, seed+1, ...)")
+    ap.add_argument("--gate-label-top", type=int, default=None,
+                    help="the vendor gate's labels: cuBLAS against the fastest measured of the "
+                         "ranker's first N Triton picks")
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="a LightGBM parameter (the value read as JSON where it parses)")
     return ap

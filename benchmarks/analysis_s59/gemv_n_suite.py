@@ -20,16 +20,21 @@ from tilepick.problem import GemmProblem
 DEFAULT = "benchmarks/results/gemv_n_s59_h100/gemvn_suite_h100.parquet"
 
 
+def best_against_cublas(df: pd.DataFrame):
+    """Per problem of a sweep with re-timed rows: (problem key, cuBLAS's re-timed median in ms,
+    the family's fastest re-timed row)."""
+    for key, g in df[df.retimed].groupby("problem_key", sort=False):
+        cublas = g[g.family == "gemm.cublas"].time_ms
+        family = g[g.family != "gemm.cublas"].sort_values("time_ms", kind="stable")
+        if not cublas.empty and not family.empty:
+            yield key, float(cublas.iloc[0]), family.iloc[0]
+
+
 def summarise(path: str, quiet: bool) -> None:
     df = pd.read_parquet(path)
     print(f"{path}: {df.gpu_name.iloc[0]}, {df.date.iloc[0]}, re-timed medians")
     ratios = []
-    for key, g in df[df.retimed].groupby("problem_key", sort=False):
-        cublas = g[g.family == "gemm.cublas"].time_ms
-        family = g[g.family != "gemm.cublas"].sort_values("time_ms", kind="stable")
-        if cublas.empty or family.empty:
-            continue
-        best, cublas = family.iloc[0], cublas.iloc[0]
+    for key, cublas, best in best_against_cublas(df):
         ratios.append(cublas / best.time_ms)
         if not quiet:
             read = best.n * best.k * GemmProblem.from_key(key).dtype.itemsize / 1e9   # weight, GB

@@ -257,6 +257,10 @@ def register(app: typer.Typer) -> None:
               gate_seeds: int = typer.Option(
                   1, "--gate-seeds", help="the vendor gate: the mean of this many fits, seeds "
                   "seed, seed+1, ... (one booster)"),
+              gate_label_top: int = typer.Option(
+                  1, "--gate-label-top", help="the vendor gate's label on a problem: cuBLAS "
+                  "against the fastest measured of the ranker's first N out-of-fold Triton "
+                  "picks (1: the first, what the dispatcher runs)"),
               gate_pool: bool = typer.Option(
                   False, "--gate-pool", help="the vendor gate also learns from the pooled "
                   "dtypes' problems (their out-of-fold picks; the dtype is one of its features)"),
@@ -292,6 +296,7 @@ def register(app: typer.Typer) -> None:
                                 warm_start=warm_start,
                                 pool=tuple(pool), vendor_gate=vendor_gate,
                                 gate_splits=gate_splits, gate_seeds=gate_seeds,
+                                gate_label_top=gate_label_top,
                                 gate_pool=gate_pool,
                                 **({"gate_lambda_l2": gate_l2} if gate_l2 is not None else {}),
                                 seed_ensemble=seed_ensemble,

@@ -199,6 +199,7 @@ def write(out, *, final, fold_models, scale, objective, opts, ds, trained_config
                        "gate_pool": opts.gate_pool,
                        "gate_lambda_l2": opts.gate_lambda_l2,
                        "gate_seeds": opts.gate_seeds,
+                       "gate_label_top": opts.gate_label_top,
                        "seed_ensemble": opts.seed_ensemble,
                        "folds": opts.folds,
                        "fold_grouping": opts.fold_grouping,

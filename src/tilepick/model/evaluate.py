@@ -92,6 +92,7 @@ def recipe_options(model_dir) -> TrainOptions:
                         label_times=params.get("label_times", "retimed"),
                         gate_splits=int(params.get("gate_splits", 1)),
                         gate_seeds=int(params.get("gate_seeds", 1)),
+                        gate_label_top=int(params.get("gate_label_top", 1)),
                         gate_pool=bool(params.get("gate_pool", False)),
                         # manifests from before the option: the gate's L2 was GATE_PARAMS'
                         gate_lambda_l2=float(params.get("gate_lambda_l2",

@@ -48,18 +48,22 @@ WEIGHT_FLOOR = 1e-3   # a tie still counts a little
 
 
 def problem_outcomes(problem_index: np.ndarray, config_ids: np.ndarray, tflops: np.ndarray,
-                     keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     keys: np.ndarray, top: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Per problem: (log(cuBLAS / the first-ranked Triton candidate's TFLOP/s), has both).
 
-    ``keys``: the ranking (higher = better) of every row; rows grouped by problem."""
+    ``keys``: the ranking (higher = better) of every row; rows grouped by problem. ``top`` > 1:
+    the fastest measured of the first ``top`` Triton candidates instead of the first
+    (``TrainOptions.gate_label_top`` says why)."""
+    if top < 1:
+        raise ValueError(f"top must be >= 1, got {top}")
     n_prob = int(problem_index.max()) + 1 if len(problem_index) else 0
     vendor = config_ids == VENDOR
     cub = np.full(n_prob, np.nan)
     cub[problem_index[vendor]] = tflops[vendor]
     rank = within_problem_rank(problem_index, np.where(vendor, -np.inf, keys))
-    first = np.flatnonzero((rank == 0) & ~vendor)
+    first = np.flatnonzero((rank < top) & ~vendor)
     tri = np.full(n_prob, np.nan)
-    tri[problem_index[first]] = tflops[first]
+    np.fmax.at(tri, problem_index[first], tflops[first])
     has = np.isfinite(cub) & np.isfinite(tri)
     out = np.full(n_prob, np.nan)
     out[has] = np.log(cub[has] / tri[has])
@@ -139,7 +143,7 @@ def right_calls(log_ratio: np.ndarray, has: np.ndarray) -> np.ndarray:
 
 
 def out_of_fold(problem_index, config_ids, tflops, keys, x_problem, folds, seed: int = 0,
-                extra_keys=(), **fit_kw):
+                extra_keys=(), top: int = 1, **fit_kw):
     """Gate raw scores per problem, each from a gate fitted on the other folds' problems
     (``folds``: boolean masks per problem), and the outcomes they were fitted on.
 
@@ -147,13 +151,13 @@ def out_of_fold(problem_index, config_ids, tflops, keys, x_problem, folds, seed:
     problem's label is then the mean of its outcomes under ``keys`` and these, the expected
     loss of a ranker that never saw it rather than one draw of it. (A label of a training
     problem may come from a ranker that saw a test problem of this fold: a second-order leak,
-    through neighbours' labels only.)"""
-    y, has = problem_outcomes(problem_index, config_ids, tflops, keys)
+    through neighbours' labels only.) ``top``: as in :func:`problem_outcomes`."""
+    y, has = problem_outcomes(problem_index, config_ids, tflops, keys, top)
     for other in extra_keys:
         if len(other) != len(keys):
             raise ValueError(f"the fold splits' rankings cover different problems: "
                              f"{len(other)} rows against {len(keys)}")
-        y_other, has_other = problem_outcomes(problem_index, config_ids, tflops, other)
+        y_other, has_other = problem_outcomes(problem_index, config_ids, tflops, other, top)
         if not np.array_equal(has, has_other):
             raise ValueError("the fold splits' rankings cover different problems")
         y = y + y_other

@@ -1,0 +1,107 @@
+"""Would better gate labels at M = 1 move the suite's rr decode rows to `gemm.gemv_n_splitk`?
+A pre-check of session 63's device call, on the data there is (CPU, ~5 min).
+
+Why: the call measures the family's whole space on the rr M = 1 training problems so that the
+out-of-fold ranker's first Triton pick there, whose time against cuBLAS is the vendor gate's
+label, is the family's real best instead of one of 32 sampled configs. The labels that call can
+give lie between two that can be computed now: the out-of-fold pick's (what the recipe fits)
+and the best measured Triton config's (a ranker that knew the times; with 162 configs measured
+the best can only be faster). This fits the gate on every training problem with each label, as
+training fits the shipped one, and with labels from the best of the ranker's first k measured
+picks in between, and prints each gate's raw score (> 0: cuBLAS first) on the eight decode rows,
+beside the family's re-timed speed over cuBLAS there (session 61's suite probe). If even the
+best-measured labels keep cuBLAS where the family is 4-10% faster, the call's data alone will
+not move those rows.
+
+    python benchmarks/analysis_s64/decode_gate_labels.py [--model work/s61/m61] [--k 1,3,5]
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis_s63"))
+from analysis_s59.gemv_n_suite import best_against_cublas  # noqa: E402
+from analysis_s61.decode_gate import decode_rows  # noqa: E402
+from gate_dead_zone import OutOfFold  # noqa: E402
+
+from tilepick.model import Predictor, gate  # noqa: E402
+from tilepick.model.ranking import within_problem_rank  # noqa: E402
+
+PROBE = "benchmarks/results/gemv_n_s61_h200/gemvn_suite.parquet"
+
+
+def top_k_labels(oof: OutOfFold, k: int) -> np.ndarray:
+    """log(cuBLAS / the best measured of the ranker's first k Triton picks) per problem."""
+    sc = oof.sc
+    vendor = sc.config_ids == gate.VENDOR
+    rank = within_problem_rank(sc.problem_index, np.where(vendor, -np.inf, oof.res.keys))
+    keep = (rank < k) & ~vendor
+    best = pd.Series(sc.tflops[keep]).groupby(sc.problem_index[keep]).max()
+    tri = np.full(sc.n_problems, np.nan)
+    tri[best.index.to_numpy()] = best.to_numpy()
+    cub = np.full(sc.n_problems, np.nan)
+    cub[sc.problem_index[vendor]] = sc.tflops[vendor]
+    return np.log(cub / tri)
+
+
+def out_of_fold_raw(oof: OutOfFold, y: np.ndarray) -> np.ndarray:
+    """Gates fitted on labels ``y`` of the other folds' problems, called on each fold's (as
+    :func:`tilepick.model.gate.out_of_fold` does with the recipe's labels)."""
+    has = np.isfinite(y)
+    raw = np.full(len(y), np.nan)
+    for train, test in oof.masks:
+        tr, te = train & has, test & has
+        raw[te] = gate.fit(oof.x[tr], y[tr], 0, params=oof.params).predict(oof.x[te],
+                                                                            raw_score=True)
+    return raw
+
+
+def family_over_cublas() -> dict[str, float]:
+    """Session 61's suite probe: cuBLAS's re-timed median over the family's best, per row."""
+    return {key: cublas / best.time_ms
+            for key, cublas, best in best_against_cublas(pd.read_parquet(PROBE))}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="work/s61/m61")
+    ap.add_argument("--k", default="1,3,5")
+    ap.add_argument("--oof", action="store_true",
+                    help="also score each label's gate out of fold (the ranker's top-1 as the "
+                         "dispatcher runs it: mean, P10, mean at M = 1)")
+    args = ap.parse_args()
+    oof = OutOfFold(args.model)
+    sc = oof.sc
+    labels = {f"top-{k}": top_k_labels(oof, int(k)) for k in args.k.split(",")}
+    labels["best"], _ = gate.problem_outcomes(sc.problem_index, sc.config_ids, sc.tflops,
+                                              sc.tflops)
+    m1rr = oof.m1 & (sc.frame["layout"].to_numpy()[sc.starts] == "rr")
+    gates = {}
+    for name, y in labels.items():
+        has = np.isfinite(y)
+        print(f"{name:6} labels: cuBLAS on {(y[has & m1rr] > 0).mean():.2f} of the "
+              f"{int((has & m1rr).sum())} rr M = 1 problems, {(y[has] > 0).mean():.2f} of all "
+              f"{int(has.sum())}")
+        gates[name] = gate.fit(oof.x[has], y[has], 0, params=oof.params)
+        if args.oof:
+            s = oof.gated(out_of_fold_raw(oof, y))
+            print(f"       out of fold, gated: mean {s[0]:.4f} p10 {s[1]:.4f} M=1 {s[2]:.4f}")
+    predictor = Predictor(args.model)
+    fam = family_over_cublas()
+    print(f"\n{'rr decode row':34} {'family/cuBLAS':>13} " + " ".join(f"{n:>7}" for n in gates)
+          + "  (gate raw; > 0: cuBLAS first)")
+    for p in decode_rows():
+        table = predictor._table(p)
+        x = gate.problem_matrix(table.features(p, table.valid_index(p)[:1]))
+        raws = [float(g.predict(x, raw_score=True)[0]) for g in gates.values()]
+        print(f"{p.key():34} {fam.get(p.key(), float('nan')):13.3f} "
+              + " ".join(f"{r:7.2f}" for r in raws))
+
+
+if __name__ == "__main__":
+    main()
