@@ -67,9 +67,9 @@ def test_the_command_line_varies_only_the_options_it_names():
     from tilepick.model.train import TrainOptions
     recipe = TrainOptions(rounds=700, gate_splits=1, params={"num_leaves": 63})
     args = retrain.parser().parse_args(["M", "O", "--gate-splits", "3", "--gate-seeds", "2",
-                                        "--param", "learning_rate=0.1"])
+                                        "--gate-label-top", "3", "--param", "learning_rate=0.1"])
     opts = retrain.with_overrides(recipe, args)
-    assert opts.gate_splits == 3 and opts.gate_seeds == 2
+    assert opts.gate_splits == 3 and opts.gate_seeds == 2 and opts.gate_label_top == 3
     assert opts.rounds == 700 and opts.hold_out
     assert opts.params == {"num_leaves": 63, "learning_rate": 0.1}
     assert opts.gate_lambda_l2 == recipe.gate_lambda_l2 and opts.label_times == recipe.label_times
@@ -78,7 +78,8 @@ def test_the_command_line_varies_only_the_options_it_names():
                                 hold_out=False)
     # an explicit 0 is refused by name, not taken as "unset" (the script once ignored it)
     for flag, field in (("--rounds", "rounds"), ("--seed-ensemble", "seed_ensemble"),
-                        ("--gate-splits", "gate_splits"), ("--gate-seeds", "gate_seeds")):
+                        ("--gate-splits", "gate_splits"), ("--gate-seeds", "gate_seeds"),
+                        ("--gate-label-top", "gate_label_top")):
         with pytest.raises(ValueError, match=f"{field} must be >= 1, got 0"):
             retrain.with_overrides(recipe, retrain.parser().parse_args(["M", "O", flag, "0"]))
 

@@ -241,7 +241,8 @@ def test_predict_help_says_who_gets_an_uncertainty(runner):
     assert ranked[0]["uncertainty"] is not None and ranked[-1]["uncertainty"] is None
 
 
-@pytest.mark.parametrize("flag", ["--rounds", "--seed-ensemble", "--gate-splits", "--gate-seeds"])
+@pytest.mark.parametrize("flag", ["--rounds", "--seed-ensemble", "--gate-splits", "--gate-seeds",
+                                  "--gate-label-top"])
 def test_train_refuses_a_zero_count_by_name(runner, tmp_path, flag):
     # `--rounds 0` once fell back to the default number of rounds without a word
     out = tmp_path / "model"

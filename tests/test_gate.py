@@ -40,6 +40,24 @@ def test_outcomes_compare_cublas_with_the_first_ranked_triton_candidate():
     assert _first(pi, ids, keys_right, 0) == "a" and _first(pi, ids, keys_right, 1) == V
 
 
+def test_outcomes_over_the_first_few_triton_picks_take_the_fastest_measured():
+    pi, ids, tf, keys = _problems()
+    y2, has = gate.problem_outcomes(pi, ids, tf, keys, top=2)
+    assert has.tolist() == [True, True, False]
+    assert y2[0] == pytest.approx(np.log(90 / 120))   # b, ranked second, is the faster
+    assert y2[1] == pytest.approx(np.log(50 / 40))    # c is faster than d: c's time
+    # more picks than a problem has: all of its Triton rows, never cuBLAS's own row
+    y9, _ = gate.problem_outcomes(pi, ids, tf, keys, top=9)
+    assert np.allclose(y9[:2], y2[:2])
+    y1, _ = gate.problem_outcomes(pi, ids, tf, keys, top=1)
+    assert np.array_equal(y1, gate.problem_outcomes(pi, ids, tf, keys)[0], equal_nan=True)
+    x = gate.problem_matrix(np.zeros((3, len(FEATURE_INDEX))))
+    folds = [(np.array([True, True, False]), np.array([False, False, True]))]
+    assert np.allclose(gate.out_of_fold(pi, ids, tf, keys, x, folds, top=2)[1][:2], y2[:2])
+    with pytest.raises(ValueError, match="top must be >= 1"):
+        gate.problem_outcomes(pi, ids, tf, keys, top=0)
+
+
 def _first(pi, ids, keys, p):
     rows = np.flatnonzero(pi == p)
     return ids[rows[np.argmax(keys[rows])]]
@@ -231,6 +249,26 @@ def test_a_gate_of_several_seeds_is_their_mean_and_part_of_the_recipe(tmp_path):
     assert recipe_options(out).gate_seeds == 1
     with pytest.raises(ValueError, match="gate_seeds"):
         TrainOptions(gate_seeds=0)
+
+
+def test_gate_label_top_is_part_of_the_recipe(tmp_path):
+    from tilepick.model.evaluate import recipe_options
+
+    cvm, out = _gated_recipe(tmp_path, gate_label_top=3)
+    assert cvm["vendor_gate"]["label_top"] == 3 and cvm["vendor_gate"]["shipped"]
+    assert "first 3 Triton picks" in cvm["vendor_gate"]["label"]
+    assert recipe_options(out).gate_label_top == 3
+    assert Predictor(out).rank(GemmProblem(300, 5000, 2000))
+    # the ceiling is still of the ranker's own first picks: a label over three picks can
+    # only favour Triton more, never raise what a right call on the first pick gives
+    base, _ = _gated_recipe(tmp_path / "base")
+    assert cvm["vendor_gate"]["perfect_call"] == base["vendor_gate"]["perfect_call"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["parameters"]["gate_label_top"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert recipe_options(out).gate_label_top == 1
+    with pytest.raises(ValueError, match="gate_label_top must be >= 1"):
+        TrainOptions(gate_label_top=0)
 
 
 def test_a_pooled_gate_learns_from_every_dtype_and_is_scored_on_the_served_one(tmp_path):
