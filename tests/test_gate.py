@@ -216,6 +216,13 @@ def _gated_recipe(tmp_path, **options):
                               **options)), out
 
 
+def _drop_parameter(model_dir, name: str) -> None:
+    """Make ``model_dir``'s manifest one from before the option ``name`` existed."""
+    manifest = json.loads((model_dir / "manifest.json").read_text())
+    del manifest["parameters"][name]
+    (model_dir / "manifest.json").write_text(json.dumps(manifest))
+
+
 def test_gate_splits_are_part_of_the_recipe(tmp_path):
     from tilepick.model.evaluate import recipe_options
 
@@ -243,9 +250,7 @@ def test_a_gate_of_several_seeds_is_their_mean_and_part_of_the_recipe(tmp_path):
     assert recipe_options(out).gate_seeds == 2
     assert Predictor(out).rank(GemmProblem(300, 5000, 2000))
     # a manifest from before the option reads as one fit
-    manifest = json.loads((out / "manifest.json").read_text())
-    del manifest["parameters"]["gate_seeds"]
-    (out / "manifest.json").write_text(json.dumps(manifest))
+    _drop_parameter(out, "gate_seeds")
     assert recipe_options(out).gate_seeds == 1
     with pytest.raises(ValueError, match="gate_seeds"):
         TrainOptions(gate_seeds=0)
@@ -263,9 +268,7 @@ def test_gate_label_top_is_part_of_the_recipe(tmp_path):
     # only favour Triton more, never raise what a right call on the first pick gives
     base, _ = _gated_recipe(tmp_path / "base")
     assert cvm["vendor_gate"]["perfect_call"] == base["vendor_gate"]["perfect_call"]
-    manifest = json.loads((out / "manifest.json").read_text())
-    del manifest["parameters"]["gate_label_top"]
-    (out / "manifest.json").write_text(json.dumps(manifest))
+    _drop_parameter(out, "gate_label_top")
     assert recipe_options(out).gate_label_top == 1
     with pytest.raises(ValueError, match="gate_label_top must be >= 1"):
         TrainOptions(gate_label_top=0)
