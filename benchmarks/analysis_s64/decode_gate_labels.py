@@ -61,6 +61,14 @@ def out_of_fold_raw(oof: OutOfFold, y: np.ndarray) -> np.ndarray:
     return raw
 
 
+def probe_times() -> dict[str, dict[str, tuple[float, bool]]]:
+    """Session 61's suite probe: per row, each config's time (ms) and whether re-timed."""
+    df = pd.read_parquet(PROBE)
+    df = df[df.valid]
+    return {key: {c: (float(t), bool(r)) for c, t, r in zip(g.config_id, g.time_ms, g.retimed)}
+            for key, g in df.groupby("problem_key")}
+
+
 def family_over_cublas() -> dict[str, float]:
     """Session 61's suite probe: cuBLAS's re-timed median over the family's best, per row."""
     return {key: cublas / best.time_ms
@@ -92,15 +100,23 @@ def main():
             s = oof.gated(out_of_fold_raw(oof, y))
             print(f"       out of fold, gated: mean {s[0]:.4f} p10 {s[1]:.4f} M=1 {s[2]:.4f}")
     predictor = Predictor(args.model)
-    fam = family_over_cublas()
+    fam, times = family_over_cublas(), probe_times()
     print(f"\n{'rr decode row':34} {'family/cuBLAS':>13} " + " ".join(f"{n:>7}" for n in gates)
-          + "  (gate raw; > 0: cuBLAS first)")
+          + "  (gate raw; > 0: cuBLAS first)  the ranker's first Triton pick: its probe time "
+          "over cuBLAS's (r: both re-timed; - : not in the probe)")
     for p in decode_rows():
         table = predictor._table(p)
         x = gate.problem_matrix(table.features(p, table.valid_index(p)[:1]))
         raws = [float(g.predict(x, raw_score=True)[0]) for g in gates.values()]
+        pick = next(c for c, _, _ in predictor.rank(p) if c != gate.VENDOR)
+        row = times.get(p.key(), {})
+        if pick in row and gate.VENDOR in row:
+            (t, r), (tc, rc) = row[pick], row[gate.VENDOR]
+            said = f"{tc / t:.3f}{' r' if r and rc else ''}"
+        else:
+            said = "-"
         print(f"{p.key():34} {fam.get(p.key(), float('nan')):13.3f} "
-              + " ".join(f"{r:7.2f}" for r in raws))
+              + " ".join(f"{r:7.2f}" for r in raws) + f"  {pick.removeprefix('gemm.')} {said}")
 
 
 if __name__ == "__main__":
