@@ -13,6 +13,8 @@
 #      left. The whole-suite A/B stays a later call's job (~330 s).
 # Results in $OUT: campaign.tar (the sweeps' rows, summaries and logs), model.tar (the retrain,
 # to compare and perhaps ship on the CPU box), dispatch.tar (the A/B), call.log (the steps).
+# Afterwards, on the CPU box: `bash benchmarks/gemv_n_full_after.sh FILES_AT` puts the rows and
+# the model in place and runs every CPU reading of them (session 64).
 #
 #   bash benchmarks/device_wheels.sh lightgbm       # on the CPU box, once: .whl/ gets lightgbm
 #   git sparse-checkout set --no-cone '/*' '!/benchmarks/results/' '!/data/gemm/fp8e4m3/'
