@@ -12,14 +12,16 @@ must hold rows of the recipe's dtypes measured on its GPU, session 60). ``--labe
 ``--seed-ensemble`` vary that one option; ``--rounds`` and ``--param KEY=VALUE`` (a LightGBM
 parameter, repeatable) the booster's settings (session 45 re-checked them on today's data:
 OUT_DIR/cv_metrics.json has the out-of-fold figures, `benchmarks/paired_validation.py` the
-validation ones); ``--gate-l2``, ``--gate-splits`` and ``--gate-seeds`` the vendor gate's L2,
-how many fold splits its labels average over (session 62: the labels at M = 1, BENCHMARKS.md)
-and how many seeds' fits it averages (session 63).
+validation ones); ``--gate-l2``, ``--gate-splits``, ``--gate-seeds`` and ``--gate-label-top``
+the vendor gate's L2, how many fold splits its labels average over (session 62: the labels at
+M = 1, BENCHMARKS.md), how many seeds' fits it averages (session 63) and how many of the
+ranker's first picks its label takes the fastest of (session 64).
 
     python benchmarks/retrain_manifest.py MODEL_DIR OUT_DIR [--no-hold-out] [--add F ...]
         [--new-folder]
         [--label-times retimed|aligned|screen] [--seed-ensemble N] [--rounds N]
         [--param KEY=VALUE ...] [--gate-l2 X] [--gate-splits N] [--gate-seeds N]
+        [--gate-label-top N]
 """
 
 import argparse

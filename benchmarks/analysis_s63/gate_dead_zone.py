@@ -50,11 +50,13 @@ class OutOfFold:
         t = t.to_numpy()
         return t.mean(), np.percentile(t, 10), t[self.m1].mean()
 
-    def raw(self, seed: int) -> np.ndarray:
-        """The recipe's gate out of fold, fitted with this seed."""
+    def raw(self, seed: int, keys=None, top: int = 1) -> np.ndarray:
+        """The recipe's gate out of fold, fitted with this seed; with ``keys`` and ``top``, on
+        the labels of that ranking's first ``top`` picks (:func:`gate.problem_outcomes`)."""
         sc = self.sc
-        return gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, self.res.keys,
-                                self.x, self.masks, seed, params=self.params)[0]
+        keys = self.res.keys if keys is None else keys
+        return gate.out_of_fold(sc.problem_index, sc.config_ids, sc.tflops, keys, self.x,
+                                self.masks, seed, top=top, params=self.params)[0]
 
     def gated(self, raw) -> tuple[float, float, float]:
         return self.score(gate.apply(self.sc.problem_index, self.sc.config_ids, self.res.keys,

@@ -20,7 +20,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -30,49 +29,21 @@ from analysis_s61.decode_gate import decode_rows  # noqa: E402
 from gate_dead_zone import OutOfFold  # noqa: E402
 
 from tilepick.model import Predictor, gate  # noqa: E402
-from tilepick.model.ranking import within_problem_rank  # noqa: E402
 
 PROBE = "benchmarks/results/gemv_n_s61_h200/gemvn_suite.parquet"
 
 
-def top_k_labels(oof: OutOfFold, k: int) -> np.ndarray:
-    """log(cuBLAS / the best measured of the ranker's first k Triton picks) per problem."""
-    sc = oof.sc
-    vendor = sc.config_ids == gate.VENDOR
-    rank = within_problem_rank(sc.problem_index, np.where(vendor, -np.inf, oof.res.keys))
-    keep = (rank < k) & ~vendor
-    best = pd.Series(sc.tflops[keep]).groupby(sc.problem_index[keep]).max()
-    tri = np.full(sc.n_problems, np.nan)
-    tri[best.index.to_numpy()] = best.to_numpy()
-    cub = np.full(sc.n_problems, np.nan)
-    cub[sc.problem_index[vendor]] = sc.tflops[vendor]
-    return np.log(cub / tri)
-
-
-def out_of_fold_raw(oof: OutOfFold, y: np.ndarray) -> np.ndarray:
-    """Gates fitted on labels ``y`` of the other folds' problems, called on each fold's (as
-    :func:`tilepick.model.gate.out_of_fold` does with the recipe's labels)."""
-    has = np.isfinite(y)
-    raw = np.full(len(y), np.nan)
-    for train, test in oof.masks:
-        tr, te = train & has, test & has
-        raw[te] = gate.fit(oof.x[tr], y[tr], 0, params=oof.params).predict(oof.x[te],
-                                                                            raw_score=True)
-    return raw
-
-
-def probe_times() -> dict[str, dict[str, tuple[float, bool]]]:
-    """Session 61's suite probe: per row, each config's time (ms) and whether re-timed."""
-    df = pd.read_parquet(PROBE)
+def probe_times(df: pd.DataFrame) -> dict[str, dict[str, tuple[float, bool]]]:
+    """The suite probe's rows ``df``: per row, each config's time (ms) and whether re-timed."""
     df = df[df.valid]
     return {key: {c: (float(t), bool(r)) for c, t, r in zip(g.config_id, g.time_ms, g.retimed)}
             for key, g in df.groupby("problem_key")}
 
 
-def family_over_cublas() -> dict[str, float]:
-    """Session 61's suite probe: cuBLAS's re-timed median over the family's best, per row."""
-    return {key: cublas / best.time_ms
-            for key, cublas, best in best_against_cublas(pd.read_parquet(PROBE))}
+def family_over_cublas(df: pd.DataFrame) -> dict[str, float]:
+    """The suite probe's rows ``df``: cuBLAS's re-timed median over the family's best, per
+    row."""
+    return {key: cublas / best.time_ms for key, cublas, best in best_against_cublas(df)}
 
 
 def main():
@@ -85,22 +56,24 @@ def main():
     args = ap.parse_args()
     oof = OutOfFold(args.model)
     sc = oof.sc
-    labels = {f"top-{k}": top_k_labels(oof, int(k)) for k in args.k.split(",")}
-    labels["best"], _ = gate.problem_outcomes(sc.problem_index, sc.config_ids, sc.tflops,
-                                              sc.tflops)
+    # each label: the ranking its picks come from and how many of them (the best measured
+    # config's: the measured speeds as the ranking, its first)
+    rankings = {f"top-{k}": (oof.res.keys, int(k)) for k in args.k.split(",")}
+    rankings["best"] = (sc.tflops, 1)
     m1rr = oof.m1 & (sc.frame["layout"].to_numpy()[sc.starts] == "rr")
     gates = {}
-    for name, y in labels.items():
-        has = np.isfinite(y)
+    for name, (keys, top) in rankings.items():
+        y, has = gate.problem_outcomes(sc.problem_index, sc.config_ids, sc.tflops, keys, top)
         print(f"{name:6} labels: cuBLAS on {(y[has & m1rr] > 0).mean():.2f} of the "
               f"{int((has & m1rr).sum())} rr M = 1 problems, {(y[has] > 0).mean():.2f} of all "
               f"{int(has.sum())}")
         gates[name] = gate.fit(oof.x[has], y[has], 0, params=oof.params)
         if args.oof:
-            s = oof.gated(out_of_fold_raw(oof, y))
+            s = oof.gated(oof.raw(0, keys, top))
             print(f"       out of fold, gated: mean {s[0]:.4f} p10 {s[1]:.4f} M=1 {s[2]:.4f}")
     predictor = Predictor(args.model)
-    fam, times = family_over_cublas(), probe_times()
+    probe = pd.read_parquet(PROBE)   # session 61's suite probe
+    fam, times = family_over_cublas(probe), probe_times(probe)
     print(f"\n{'rr decode row':34} {'family/cuBLAS':>13} " + " ".join(f"{n:>7}" for n in gates)
           + "  (gate raw; > 0: cuBLAS first)  the ranker's first Triton pick: its probe time "
           "over cuBLAS's (r: both re-timed; - : not in the probe)")

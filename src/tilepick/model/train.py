@@ -351,6 +351,8 @@ def gate_params(opts: TrainOptions) -> dict:
 def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
                  opts: TrainOptions, log) -> tuple[lgb.Booster | None, dict]:
     """The gate to ship (or None) and what cv_metrics.json says of it."""
+    pick = ("the ranker's first Triton pick" if opts.gate_label_top == 1 else
+            f"the fastest measured of the ranker's first {opts.gate_label_top} Triton picks")
     report = {"choice": opts.vendor_gate, "shipped": False,
               "rule": ("auto: shipped when the gated out-of-fold mean efficiency is above the "
                        "ranker's alone"),
@@ -359,10 +361,7 @@ def _vendor_gate(chosen: ObjectiveResult, folds: list[cv.Fold], ds: Dataset,
               "label_splits": opts.gate_splits,
               "seeds": opts.gate_seeds,
               "label_top": opts.gate_label_top,
-              "label": ("log(cuBLAS / the ranker's first Triton pick), out of fold, averaged "
-                        f"over {opts.gate_splits} fold split(s)" if opts.gate_label_top == 1 else
-                        "log(cuBLAS / the fastest measured of the ranker's first "
-                        f"{opts.gate_label_top} Triton picks), out of fold, averaged over "
+              "label": (f"log(cuBLAS / {pick}), out of fold, averaged over "
                         f"{opts.gate_splits} fold split(s)")}
     if opts.vendor_gate == "off":
         return None, report
